@@ -1,0 +1,3 @@
+from evalvalidity.cli import main
+
+raise SystemExit(main())
