@@ -1,0 +1,104 @@
+"""``evalvalidity floor``: the exact noise floor of one query shape."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import numpy as np
+
+from evalvalidity.errors import ParameterError
+from evalvalidity.metrics import parse_metric
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``floor`` subcommand."""
+    parser = subparsers.add_parser(
+        "floor",
+        help="exact expected value, standard deviation and ceiling of a metric under a random "
+        "ranking",
+        description="Print the exact expected value and standard deviation of METRIC when a pool "
+        "of N items, G of them relevant, is ranked in a uniformly random order, and the best "
+        "value achievable (the ceiling).",
+    )
+    parser.add_argument("metric", metavar="METRIC", help="e.g. mrr@10, ndcg@10, p@5, ap")
+    parser.add_argument("--pool-size", "-N", type=int, required=True, metavar="N",
+                        help="items in the pool, in the unit the scorer ranks")
+    parser.add_argument("--gold", "-G", type=int, metavar="G",
+                        help="relevant items in the pool (default: the number of --gains)")
+    parser.add_argument("--judged", type=int, metavar="R",
+                        help="judged relevant items in all, when some are outside the pool "
+                        "(divides recall, AP and R-precision; default G)")
+    parser.add_argument("--gains", metavar="3,2,1",
+                        help="grades of the relevant items in the pool, for nDCG")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)
+
+
+def _parse_gains(text: str) -> list[int]:
+    try:
+        gains = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ParameterError(
+            f"--gains must be comma-separated whole numbers such as 3,2,1. Got {text!r} instead."
+        ) from None
+    if not gains or min(gains) < 1:
+        raise ParameterError(
+            f"--gains must list the grades (>= 1) of the relevant items. Got {text!r} instead."
+        )
+    return gains
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compute and print the floor."""
+    from evalvalidity.floors import noise_floor
+
+    metric = parse_metric(args.metric)
+    gains = _parse_gains(args.gains) if args.gains is not None else None
+    gold = args.gold
+    if gold is None:
+        if gains is None:
+            raise ParameterError("Give --gold G (or --gains for nDCG).")
+        gold = len(gains)
+    elif gains is not None and len(gains) != gold:
+        raise ParameterError(
+            f"--gains lists {len(gains)} grades but --gold is {gold}; give one grade per "
+            "relevant item in the pool."
+        )
+    if gains is None and metric.family in ("ndcg", "ndcg_exp"):
+        gains = [1] * gold
+    floor = noise_floor(
+        metric,
+        np.array([args.pool_size]),
+        np.array([gold]),
+        judged=None if args.judged is None else np.array([args.judged]),
+        gains=None if gains is None else [np.array(gains)],
+    )
+    record = {
+        "metric": metric.name,
+        "pool_size": args.pool_size,
+        "gold": gold,
+        "judged": args.judged if args.judged is not None else gold,
+        "expected": float(floor.expected[0]),
+        "std": float(floor.std[0]),
+        "ceiling": float(floor.ceiling[0]),
+        "headroom": float(floor.headroom[0]),
+        "floor_over_ceiling": (float(floor.expected[0] / floor.ceiling[0])
+                               if floor.ceiling[0] > 0 else None),
+    }
+    if gains is not None:
+        record["gains"] = gains
+    if args.json:
+        print(json.dumps(record, indent=2))
+        return 0
+    print(f"{metric.name} with N={args.pool_size}, G={gold}"
+          + (f", R={args.judged}" if args.judged is not None else ""))
+    print(f"  expected  {record['expected']:.6g}")
+    print(f"  std       {record['std']:.6g}")
+    print(f"  ceiling   {record['ceiling']:.6g}")
+    share = record["floor_over_ceiling"]
+    if share is not None:
+        print(f"  headroom  {record['headroom']:.6g}  (a random ranker scores "
+              f"{100 * share:.1f} % of the ceiling)")
+    return 0
