@@ -1,0 +1,142 @@
+"""``evalvalidity score``: trec_eval-compatible per-query scores, with floors beside them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+from evalvalidity.cli._common import (
+    add_pool_arguments,
+    add_workspace_argument,
+    load_table,
+    pool_from_args,
+    run_display_name,
+)
+from evalvalidity.errors import ParameterError
+from evalvalidity.metrics import parse_metrics
+
+__all__ = ["register", "run"]
+
+_DEFAULT_METRICS = ("rr@10", "ndcg@10", "r@100", "ap")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``score`` subcommand."""
+    parser = subparsers.add_parser(
+        "score",
+        help="score runs per query with trec_eval semantics (and show each metric's floor)",
+        description="Score one or more runs against judgements, with trec_eval semantics by "
+        "default (rank column ignored; score descending, then docid descending). With a pool "
+        "declared, each metric's exact noise floor is shown beside its score.",
+    )
+    parser.add_argument("--run", action="append", required=True, metavar="FILE",
+                        help="a run (file or workspace dataset); repeat for several")
+    parser.add_argument("--qrels", required=True, metavar="FILE", help="the judgements")
+    parser.add_argument("--metric", "-m", action="append", metavar="M",
+                        help="metric(s), e.g. mrr@10 or 'p@5,ndcg@10'; repeatable (default: "
+                        + ", ".join(_DEFAULT_METRICS) + ")")
+    parser.add_argument("--per-query", "-q", action="store_true",
+                        help="print per-query values as well as means")
+    parser.add_argument("--ties", choices=("trec_eval", "given", "average"), default="trec_eval",
+                        help="tie policy (default trec_eval)")
+    parser.add_argument("--skip-unranked", action="store_true",
+                        help="leave out judged queries the run does not rank (trec_eval's "
+                        "default) instead of scoring them 0")
+    parser.add_argument("--format", choices=("text", "json", "trec"), default="text")
+    add_pool_arguments(parser, required=False)
+    add_workspace_argument(parser)
+    parser.set_defaults(func=run)
+
+
+def _floors(pool: Any, qrels: Any, metrics: tuple[Any, ...]) -> dict[str, float]:
+    """Mean exact floor per metric over the judged queries."""
+    from evalvalidity.checks import benchmark_floor
+
+    return {m.name: float(np.mean(benchmark_floor(qrels, pool, m).expected)) for m in metrics}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the runs and print them."""
+    from evalvalidity.scoring import score_run
+
+    metrics = parse_metrics(args.metric or list(_DEFAULT_METRICS))
+    if args.format == "trec" and len(args.run) > 1:
+        raise ParameterError("--format trec prints one run; give a single --run.")
+    qrels = load_table(args.qrels, "qrels", args)
+    pool = pool_from_args(args, required=False)
+    units = pool.units if pool is not None and pool.kind == "units" else None
+    unranked = "skip" if args.skip_unranked else "zero"
+    results = []
+    for spec in args.run:
+        table = load_table(spec, "run", args)
+        results.append((run_display_name(spec), score_run(
+            table, qrels, metrics, units=units, ties=args.ties, unranked=unranked,
+            run_name=run_display_name(spec), qrels_name=run_display_name(args.qrels))))
+    floors = _floors(pool, qrels, metrics) if pool is not None else None
+    out = sys.stdout
+    if args.format == "trec":
+        _, result = results[0]
+        for metric in metrics:
+            label = metric.report_name
+            if args.per_query:
+                for qid, value in zip(result.qids.tolist(), result.values[metric.name].tolist(),
+                                      strict=True):
+                    out.write(f"{label:<22}\t{qid}\t{value:.4f}\n")
+            out.write(f"{label:<22}\tall\t{result.means[metric.name]:.4f}\n")
+        return 0
+    if args.format == "json":
+        record = {
+            "metrics": [m.name for m in metrics],
+            "ties": args.ties,
+            "unranked": unranked,
+            "floors": floors,
+            "runs": [
+                {
+                    "run": name,
+                    "n_queries": result.n_queries,
+                    "means": dict(result.means),
+                    "unranked_queries": list(result.unranked_qids),
+                    "unjudged_queries": list(result.unjudged_qids),
+                    **({"per_query": {
+                        m.name: dict(zip(result.qids.tolist(),
+                                         result.values[m.name].tolist(), strict=True))
+                        for m in metrics}} if args.per_query else {}),
+                }
+                for name, result in results
+            ],
+        }
+        out.write(json.dumps(record, indent=2) + "\n")
+        return 0
+    width = max(12, *(len(name) for name, _ in results))
+    header = f"{'run':<{width}}  {'metric':<14} {'score':>8}"
+    if floors is not None:
+        header += f" {'floor':>10} {'score/floor':>12}"
+    out.write(header + "\n")
+    for name, result in results:
+        for metric in metrics:
+            mean = result.means[metric.name]
+            line = f"{name:<{width}}  {metric.name:<14} {mean:>8.4f}"
+            if floors is not None:
+                floor = floors[metric.name]
+                ratio = f"{mean / floor:>11.1f}×" if floor > 0 else f"{'–':>12}"
+                line += f" {floor:>10.4g} {ratio}"
+            out.write(line + "\n")
+        if args.per_query:
+            for i, qid in enumerate(result.qids.tolist()):
+                values = "  ".join(f"{m.name}={result.values[m.name][i]:.4f}" for m in metrics)
+                out.write(f"    {qid}  {values}\n")
+        notes = []
+        if result.unranked_qids:
+            verb = "left out" if unranked == "skip" else "scored 0"
+            notes.append(f"{len(result.unranked_qids):,} judged queries have no ranking "
+                         f"({verb})")
+        if result.unjudged_qids:
+            notes.append(f"{len(result.unjudged_qids):,} ranked queries have no judgements "
+                         "(ignored)")
+        for note in notes:
+            out.write(f"{'':<{width}}  note: {note}\n")
+    return 0
