@@ -717,7 +717,8 @@ def _builtin_check1(bench: _Benchmark, floor: Floor, metric: Metric, pool: PoolS
                 progress(0.3, f"Check 1: {n_seeds:,} seeds × {q:,} queries")
             values, w, query = draw(n_seeds, 0)
         else:
-            pilot = 16
+            # A pilot run estimates the weighted variance; large benchmarks need fewer seeds.
+            pilot = int(min(16, max(4, math.ceil(20_000 / q))))
             if progress:
                 progress(0.2, f"Check 1: pilot of {pilot} seeds × {q:,} queries")
             values, w, query = draw(pilot, 0)
