@@ -541,7 +541,7 @@ def _floor(bench: _Benchmark, metric: Metric, pool: PoolSpec,
                           zip(bench.gold_doc_index, bench.gains, strict=True)]
         mc = _quietly(dedup.dedup_floor_mc, metric, bench.chunk_counts, gold_index,
                       judged=bench.judged, gains=bench.gains if graded else None,
-                      n_samples=20_000, rng=rng)
+                      n_samples=5_000, rng=rng)
         return mc.floor, f"Monte Carlo ({mc.n_samples:,} samples, deduplicated chunk scores)"
     gains = bench.gains if graded else None
     judged_gains = bench.judged_gains if graded else None
