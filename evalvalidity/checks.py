@@ -867,14 +867,14 @@ def _infer(bench: _Benchmark, metric: Metric, source: str, per_query: np.ndarray
     gold = bench.gold[present]
     judged = bench.judged[present]
     whole = _quietly(floors.infer_benchmark_pool_size, metric, measured, gold,
-                     std_error=se, judged=judged)
+                     std_error=se if np.isfinite(se) and se > 0 else None, judged=judged)
     classes = []
     for g in np.unique(gold).tolist():
         members = gold == g
         values = per_query[present][members]
         class_mean = float(np.mean(values))
-        class_se = float(np.std(values, ddof=1) / np.sqrt(len(values))) if len(values) > 1 \
-            else None
+        class_se = float(np.std(values, ddof=1) / np.sqrt(len(values))) \
+            if len(values) > 1 and np.isfinite(se) else None
         inferred = _quietly(floors.infer_benchmark_pool_size, metric, class_mean,
                             gold[members], std_error=class_se, judged=judged[members])
         classes.append(GoldClass(int(g), int(members.sum()), class_mean,

@@ -66,8 +66,6 @@ def run(args: argparse.Namespace) -> int:
             f"--gains lists {len(gains)} grades but --gold is {gold}; give one grade per "
             "relevant item in the pool."
         )
-    if gains is None and metric.family in ("ndcg", "ndcg_exp"):
-        gains = [1] * gold
     floor = noise_floor(
         metric,
         np.array([args.pool_size]),
