@@ -1,0 +1,87 @@
+r"""Readers for every format a team exports, checked down to the line.
+
+:func:`read` recognises the format and the kind of dataset from the content (never from the
+file name) and returns a table conforming to :mod:`evalvalidity.tables`:
+
+=============  ===============================================================================
+kind           formats
+=============  ===============================================================================
+run            TREC ``qid Q0 docid rank score tag`` (any spaces/tabs); CSV/TSV with a header
+               (``qid``/``query_id``/``query-id``, ``docid``/``doc_id``/``corpus-id``/``pid``,
+               ``score``, optional ``rank``); JSONL, one object per ranked item; ranx-style
+               JSON ``{qid: {docid: score}}``; Parquet
+qrels          TREC qrels ``qid iter docid rel``; BEIR TSV ``query-id corpus-id score``;
+               CSV/TSV/JSONL/Parquet with a grade column; ranx-style JSON
+pools          per-query pool sizes ``qid pool_size``
+candidates     per-query candidate lists ``qid docid``
+units          a units map ``chunk_id doc_id`` (every chunk to its document)
+corpus-size    a single integer
+harness        ``trec_eval -q`` lines ``measure qid value`` (the ``all`` summary lines are
+               skipped and counted), or CSV ``[seed,] qid, value``
+=============  ===============================================================================
+
+Each may be gzip-compressed (recognised by its magic bytes). A UTF-8 byte-order mark and CRLF
+line endings are accepted. When the content fits several kinds the reader raises and asks for
+``kind=`` rather than guessing.
+
+Every bad row is counted and the first ones kept with their line number and reason. By default
+a read with bad rows raises :class:`RejectedRowsError`; with ``drop_bad_rows=True`` it keeps the
+good rows and records what it dropped. Repeated keys are checked on the whole table: a
+duplicate (qid, docid) in a run is rejected (its first occurrence stays), identical repeated
+judgements are merged and counted, conflicting ones are all rejected.
+
+Examples
+--------
+>>> result = read(b"q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n", display_name="run.trec")
+>>> result.kind, result.format, result.table.column("docid").to_pylist()
+('run', 'trec', ['d1', 'd2'])
+>>> read(b"q1 0 d1 1\n", kind="run", display_name="qrels.txt")
+Traceback (most recent call last):
+...
+evalvalidity.errors.FileFormatError: qrels.txt: this looks like TREC qrels (4 fields: qid iter docid rel), not a run
+"""
+
+from __future__ import annotations
+
+from evalvalidity.ingest._crosscheck import CrossCheck, cross_check
+from evalvalidity.ingest._load import load
+from evalvalidity.ingest._read import read
+from evalvalidity.ingest._result import (
+    MAX_KEPT_REJECTED,
+    MAX_SHOWN_REJECTED,
+    Ingested,
+    RejectedRow,
+    RejectedRowsError,
+)
+from evalvalidity.ingest._spec import CORPUS_SIZE_SCHEMA, FORMATS, KINDS
+from evalvalidity.ingest._typed import (
+    read_candidates,
+    read_corpus_size,
+    read_harness,
+    read_pools,
+    read_qrels,
+    read_run,
+    read_units,
+)
+
+__all__ = [
+    "CORPUS_SIZE_SCHEMA",
+    "FORMATS",
+    "KINDS",
+    "MAX_KEPT_REJECTED",
+    "MAX_SHOWN_REJECTED",
+    "CrossCheck",
+    "Ingested",
+    "RejectedRow",
+    "RejectedRowsError",
+    "cross_check",
+    "load",
+    "read",
+    "read_candidates",
+    "read_corpus_size",
+    "read_harness",
+    "read_pools",
+    "read_qrels",
+    "read_run",
+    "read_units",
+]

@@ -1,0 +1,212 @@
+"""Read one file, whatever its format, into a checked canonical table."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from evalvalidity.errors import FileFormatError
+from evalvalidity.ingest._detect import Detected, detect, sample_lines
+from evalvalidity.ingest._records import read_json_document, read_parquet
+from evalvalidity.ingest._result import Ingested, RejectedRowsError
+from evalvalidity.ingest._sink import MemorySink, ParquetSink, Sink
+from evalvalidity.ingest._source import Source, SourceLike
+from evalvalidity.ingest._text import read_exact, read_fast, read_jsonl
+from evalvalidity.ingest._validate import RejectLog, table_checks
+
+Progress = Callable[[float, str], None]
+
+
+def connect(
+    memory_limit: str | None = None, temp_directory: str | None = None
+) -> duckdb.DuckDBPyConnection:
+    """A fresh in-memory DuckDB connection (one per read: connections are not thread-safe)."""
+    config: dict[str, str | bool | int | float | list[str]] = {}
+    if memory_limit is not None:
+        config["memory_limit"] = memory_limit
+    if temp_directory is not None:
+        config["temp_directory"] = temp_directory
+    con = duckdb.connect(":memory:", config=config)
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
+def _monotonic(progress: Progress) -> Progress:
+    """Never report less done than before (the exact path re-reads after the fast one)."""
+    best = [0.0]
+
+    def report(fraction: float, what: str) -> None:
+        best[0] = max(best[0], fraction)
+        progress(best[0], what)
+
+    return report
+
+
+def ingest(
+    source: Source,
+    make_sink: Callable[[str], Sink],
+    *,
+    kind: str | None,
+    fmt: str | None,
+    drop_bad_rows: bool,
+    progress: Progress | None,
+    con: duckdb.DuckDBPyConnection,
+    sha256: str | None = None,
+) -> tuple[Ingested, Sink]:
+    """Read ``source`` into a sink made by ``make_sink(kind)``; see :func:`read`."""
+    if progress is not None:
+        progress = _monotonic(progress)
+    digest = source.sha256_in_background() if sha256 is None else None
+    if progress is not None:
+        progress(0.0, "detecting the format")
+    det = detect(source, kind, fmt)
+    log = RejectLog()
+    n_skipped = 0
+    unit = "line"
+    sink: Sink
+    if det.format == "json":
+        resolved, sink = read_json_document(source, det, kind, make_sink, log, con)
+        det = Detected("json", resolved, det.layout)
+        unit = "record"
+    else:
+        sink = make_sink(det.kind)
+        if det.format == "parquet":
+            read_parquet(source, det, sink, log, con, progress)
+            unit = "record"
+        elif det.format == "jsonl":
+            read_jsonl(source, det, sink, log, con, progress)
+        else:
+            sample = [text for _, text in sample_lines(source)]
+            if not read_fast(source, det, sample, sink, progress):
+                n_skipped = read_exact(source, det, sink, log, con, progress)
+    if progress is not None:
+        progress(0.9, "checking for duplicates")
+    sink.expose(con, "t")
+    checked = table_checks(con, det.kind, log, unit, in_memory=isinstance(sink, MemorySink))
+    if len(checked.drop_lines):
+        sink.drop(con, checked.drop_lines)
+    sink.close()
+    n_kept = sink.n_rows
+    if log.count and not drop_bad_rows:
+        raise RejectedRowsError(source.name, log.count, log.sorted_rows(), n_kept=n_kept, unit=unit)
+    if n_kept == 0:
+        if log.count:
+            raise FileFormatError(
+                source.name, None, f"every row was rejected ({log.count:,}); nothing is left"
+            )
+        raise FileFormatError(source.name, None, "the file holds no data rows")
+    warnings = []
+    if log.count:
+        warnings.append(f"dropped {log.count:,} bad row{'s' if log.count != 1 else ''}")
+    if checked.n_duplicates:
+        warnings.append(
+            f"merged {checked.n_duplicates:,} identical repeated row"
+            f"{'s' if checked.n_duplicates != 1 else ''} into their first occurrence"
+        )
+    if n_skipped:
+        warnings.append(
+            f"skipped {n_skipped:,} summary line{'s' if n_skipped != 1 else ''} (qid 'all')"
+        )
+    table = sink.table if isinstance(sink, MemorySink) else None
+    result = Ingested(
+        table=table if table is not None else sink.schema.empty_table(),
+        kind=det.kind,
+        format=det.format,
+        compression=source.compression,
+        n_rejected=log.count,
+        rejected=log.sorted_rows(),
+        n_duplicates=checked.n_duplicates,
+        n_skipped=n_skipped,
+        warnings=tuple(warnings),
+        source_name=source.name,
+        sha256=digest.result() if digest is not None else (sha256 or ""),
+        line_unit=unit,
+    )
+    if progress is not None:
+        progress(1.0, "done")
+    return result, sink
+
+
+def read(
+    source: SourceLike,
+    *,
+    kind: str | None = None,
+    format: str | None = None,
+    display_name: str | None = None,
+    drop_bad_rows: bool = False,
+    progress: Progress | None = None,
+) -> Ingested:
+    """Read a run, qrels, pool metadata or harness output into a canonical table.
+
+    See :mod:`evalvalidity.ingest` for the formats and the checks.
+    """
+    src = Source(source, display_name)
+    with connect() as con:
+        result, _ = ingest(
+            src,
+            MemorySink,
+            kind=kind,
+            fmt=format,
+            drop_bad_rows=drop_bad_rows,
+            progress=progress,
+            con=con,
+        )
+    return result
+
+
+#: Files whose text is larger than this are streamed to Parquet, never held in memory.
+STREAM_THRESHOLD_BYTES = 1 << 30
+
+
+def estimated_text_bytes(source: Source) -> int:
+    """The decompressed size: exact for plain files, from the gzip trailer otherwise."""
+    if source.compression != "gzip":
+        return source.size
+    if source.path is not None and source.size >= 4:
+        with open(source.path, "rb") as handle:
+            handle.seek(-4, os.SEEK_END)
+            trailer = int.from_bytes(handle.read(4), "little")  # size mod 2**32
+        return max(trailer, source.size * 3)
+    return source.size * 4
+
+
+def ingest_to_parquet(
+    source: Source,
+    path: Path,
+    *,
+    kind: str | None,
+    fmt: str | None,
+    drop_bad_rows: bool,
+    progress: Progress | None,
+    spill_directory: Path,
+    memory_limit: str = "2GB",
+) -> Ingested:
+    """Read ``source`` into the Parquet file ``path``.
+
+    A file up to :data:`STREAM_THRESHOLD_BYTES` is read into memory and written while its
+    table checks run; a larger one is streamed in row groups and checked out of core by DuckDB
+    under ``memory_limit``, spilling to ``spill_directory``. The returned :class:`Ingested`
+    has an empty ``table``: the rows are in the file.
+    """
+    stream = estimated_text_bytes(source) > STREAM_THRESHOLD_BYTES
+    spill_directory.mkdir(exist_ok=True)
+    with connect(memory_limit if stream else None, os.fspath(spill_directory)) as con:
+        make_sink: Callable[[str], Sink]
+        if stream:
+            make_sink = lambda kind_: ParquetSink(kind_, path)  # noqa: E731
+        else:
+            make_sink = lambda kind_: MemorySink(kind_, path)  # noqa: E731
+        result, _ = ingest(
+            source,
+            make_sink,
+            kind=kind,
+            fmt=fmt,
+            drop_bad_rows=drop_bad_rows,
+            progress=progress,
+            con=con,
+        )
+    return dataclasses.replace(result, table=result.table.schema.empty_table())

@@ -1,0 +1,358 @@
+r"""Delimited text (TREC, trec_eval, CSV, TSV) and JSON Lines, one batch at a time.
+
+Two paths give the same table. The fast path hands the whole file to pyarrow's multithreaded
+CSV reader with typed columns; it only accepts a file in which every line is clean (the right
+number of single-delimiter-separated fields, every value valid), so that row ``i`` is line
+``header + 1 + i``. At the first irregular line it gives up, the sink is reset, and the exact
+path reads the file again: lines split in Python (``\n``, ``\r\n`` and a lone ``\r`` end a
+line, as in pyarrow), fields split and checked in DuckDB with a reason for every bad row.
+Whitespace means spaces and tabs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterator
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from evalvalidity.ingest._detect import Detected
+from evalvalidity.ingest._sink import Sink
+from evalvalidity.ingest._source import BOM, Source
+from evalvalidity.ingest._validate import RejectLog, apply_row_checks, row_checks
+
+Progress = Callable[[float, str], None]
+
+CHUNK_BYTES = 1 << 23
+FAST_BLOCK_BYTES = 1 << 24
+#: Tests switch the fast path off to check that both paths give the same table.
+FAST_PATH = True
+_PA_TYPES = {"id": pa.string(), "float": pa.float64(), "int": pa.int64(), "posint": pa.int64()}
+
+
+class _Abort(Exception):
+    """The fast path met a line it does not handle."""
+
+
+def _report(progress: Progress | None, source: Source, what: str) -> None:
+    if progress is not None and source.size:
+        progress(min(source.raw_position() / source.size, 1.0) * 0.9, what)
+
+
+# -- fast path -------------------------------------------------------------------------------
+def _fast_delimiter(det: Detected, sample: list[str]) -> tuple[str, bool] | None:
+    """(delimiter, quoting) for the fast path, or None when only the exact path fits."""
+    if det.format == "csv":
+        return ",", True
+    if det.format == "tsv":
+        return "\t", False
+    if det.format != "trec":
+        return None
+    if det.layout.header:
+        return None
+    if all("\t" not in line for line in sample):
+        return " ", False
+    if all(" " not in line for line in sample):
+        return "\t", False
+    return None
+
+
+def read_fast(
+    source: Source,
+    det: Detected,
+    sample: list[str],
+    sink: Sink,
+    progress: Progress | None,
+) -> bool:
+    """Read ``source`` on the fast path into ``sink``; False (sink reset) if it gave up."""
+    choice = _fast_delimiter(det, sample) if FAST_PATH else None
+    if choice is None:
+        return False
+    delimiter, quoting = choice
+    layout = det.layout
+    whitespace = det.format == "trec"
+    names = [f"c{i}" for i in range(layout.n_fields)]
+    types = {}
+    for i, spec in enumerate(layout.fields):
+        if spec is not None:
+            types[names[i]] = _PA_TYPES[spec.type]
+        elif whitespace:
+            types[names[i]] = pa.string()
+    include = [n for n in names if n in types]
+
+    def abort(row: object) -> str:
+        return "error"
+
+    try:
+        reader = pcsv.open_csv(
+            source.open_stream(),
+            read_options=pcsv.ReadOptions(
+                column_names=names, skip_rows=det.header_line, block_size=FAST_BLOCK_BYTES
+            ),
+            parse_options=pcsv.ParseOptions(
+                delimiter=delimiter,
+                quote_char='"' if quoting else False,
+                double_quote=quoting,
+                escape_char=False,
+                newlines_in_values=False,
+                ignore_empty_lines=False,
+                invalid_row_handler=abort,
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types=types,
+                include_columns=include,
+                null_values=[],
+                true_values=[],
+                false_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+        start = det.header_line + 1
+        other = "\t" if delimiter == " " else " "
+        # Whitespace formats: a field is empty only next to a doubled, leading or trailing
+        # delimiter, and holds the other whitespace only if the file has it anywhere; a few
+        # scans of the raw bytes usually rule both out and save per-column checks.
+        d = delimiter.encode()
+        suspicious = (other.encode(), d + d, d + b"\n", d + b"\r", b"\n" + d, b"\r" + d, BOM + d)
+        string_checks = not whitespace or source.contains_any(suspicious) is not False
+        if whitespace and not string_checks and source.head(1) == d:
+            string_checks = True
+        for batch in reader:
+            columns = {"line": pa.array(np.arange(start, start + batch.num_rows, dtype=np.int64))}
+            start += batch.num_rows
+            for i, spec in enumerate(layout.fields):
+                column = batch.column(names[i]) if names[i] in types else None
+                if column is None:
+                    continue
+                if spec is None or spec.type == "id":
+                    if not whitespace:
+                        column = pc.utf8_trim(column, characters=" \t")
+                    if (
+                        string_checks
+                        and batch.num_rows
+                        and (
+                            pc.any(pc.equal(pc.binary_length(column), 0)).as_py()
+                            or (whitespace and pc.any(pc.match_substring(column, other)).as_py())
+                        )
+                    ):
+                        raise _Abort
+                elif spec.type == "float":
+                    if batch.num_rows and not pc.all(pc.is_finite(column)).as_py():
+                        raise _Abort
+                elif spec.type == "posint":
+                    if batch.num_rows and pc.min(column).as_py() < 1:
+                        raise _Abort
+                if spec is not None:
+                    columns[spec.name] = column
+            sink.write(pa.table(columns))
+            _report(progress, source, "reading")
+    except (_Abort, pa.ArrowInvalid):
+        sink.reset()
+        return False
+    return True
+
+
+# -- exact path ------------------------------------------------------------------------------
+def iter_lines(source: Source) -> Iterator[tuple[int, list[bytes]]]:
+    """Yield (number of the first line, lines) in chunks; line breaks as in pyarrow."""
+    stream = source.open_stream()
+    pending = b""
+    first = True
+    number = 1
+    try:
+        while True:
+            chunk = stream.read(CHUNK_BYTES)
+            if not chunk:
+                break
+            if first:
+                first = False
+                if chunk.startswith(BOM):
+                    chunk = chunk[len(BOM) :]
+            data = pending + chunk if pending else chunk
+            end = len(data) - 1 if data.endswith(b"\r") else len(data)
+            cut = max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end))
+            if cut < 0:
+                pending = data
+                continue
+            lines = data[: cut + 1].splitlines()
+            pending = data[cut + 1 :]
+            yield number, lines
+            number += len(lines)
+        if pending:
+            yield number, pending.splitlines()
+    finally:
+        stream.close()
+
+
+def _decode(lines: list[bytes]) -> tuple[pa.Array, pa.Array | None]:
+    """Lines as strings, and per-line errors (None when every line is valid UTF-8)."""
+    binary = pa.array(lines, pa.binary())
+    try:
+        return binary.cast(pa.string()), None
+    except pa.ArrowInvalid:
+        pass
+    texts: list[str] = []
+    errors: list[str | None] = []
+    for line in lines:
+        try:
+            texts.append(line.decode("utf-8"))
+            errors.append(None)
+        except UnicodeDecodeError as exc:
+            texts.append(line.decode("utf-8", errors="replace"))
+            errors.append(
+                f"invalid UTF-8: the byte 0x{line[exc.start]:02x} at byte offset {exc.start}"
+                " of the line is not valid UTF-8 text"
+            )
+    return pa.array(texts, pa.string()), pa.array(errors, pa.string())
+
+
+_WS_SPLIT = (
+    "CASE WHEN contains(l, chr(9)) OR contains(l, '  ') OR starts_with(l, ' ')"
+    " OR ends_with(l, ' ') THEN regexp_split_to_array(trim(l, ' ' || chr(9)), '[ \\t]+')"
+    " ELSE string_split(l, ' ') END"
+)
+
+
+def _split_sql(det: Detected) -> str:
+    if det.format in ("trec", "trec_eval"):
+        split = _WS_SPLIT
+    elif det.format == "tsv":
+        split = "list_transform(string_split(l, chr(9)), lambda x: trim(x, ' ' || chr(9)))"
+    else:
+        split = (
+            "list_transform(CASE WHEN l2 IS NOT NULL THEN string_split(l2, chr(31))"
+            " ELSE string_split(l, ',') END, lambda x: trim(x, ' ' || chr(9)))"
+        )
+    kept = ", ".join(
+        f"f[{i + 1}] AS c{i}" for i, spec in enumerate(det.layout.fields) if spec is not None
+    )
+    return (
+        f"SELECT line, l, err, len(f) AS n, {kept} FROM (SELECT line, l, err, {split} AS f"
+        f" FROM batch WHERE line > {int(det.header_line)} AND trim(l, ' ' || chr(9)) <> '')"
+    )
+
+
+def _csv_quoted(texts: pa.Array) -> pa.Array | None:
+    """For lines with a double quote, their fields joined by U+001F (parsed by csv)."""
+    mask = pc.match_substring(texts, '"')
+    if not pc.any(mask).as_py():
+        return None
+    out: list[str | None] = []
+    for text, quoted in zip(texts.to_pylist(), mask.to_pylist(), strict=True):
+        if not quoted:
+            out.append(None)
+            continue
+        try:
+            fields = next(csv.reader([text], strict=True))
+        except (csv.Error, StopIteration):
+            fields = [text]
+        out.append("\x1f".join(fields))
+    return pa.array(out, pa.string())
+
+
+def read_exact(
+    source: Source,
+    det: Detected,
+    sink: Sink,
+    log: RejectLog,
+    con: duckdb.DuckDBPyConnection,
+    progress: Progress | None,
+) -> int:
+    """Read ``source`` line by line into ``sink``; returns how many lines were skipped."""
+    layout = det.layout
+    checks = row_checks(layout)
+    sql = checks.sql.replace("FROM batch)", f"FROM ({_split_sql(det)}))")
+    skipped = 0
+    for number, lines in iter_lines(source):
+        texts, errors = _decode(lines)
+        table = {
+            "line": pa.array(np.arange(number, number + len(lines), dtype=np.int64)),
+            "l": texts,
+            "err": errors if errors is not None else pa.nulls(len(lines), pa.string()),
+        }
+        if det.format == "csv":
+            quoted = _csv_quoted(texts)
+            table["l2"] = quoted if quoted is not None else pa.nulls(len(lines), pa.string())
+        kept, n_skipped = apply_row_checks(con, checks, layout, pa.table(table), log, sql=sql)
+        skipped += n_skipped
+        sink.write(kept)
+        _report(progress, source, "reading")
+    return skipped
+
+
+def read_jsonl(
+    source: Source,
+    det: Detected,
+    sink: Sink,
+    log: RejectLog,
+    con: duckdb.DuckDBPyConnection,
+    progress: Progress | None,
+) -> int:
+    """Read JSON Lines: one object per line, keys as detected."""
+    layout = det.layout
+    checks = row_checks(layout)
+    kept_fields = [(i, det.keys[i]) for i, spec in enumerate(layout.fields) if spec is not None]
+    for number, lines in iter_lines(source):
+        texts, errors = _decode(lines)
+        err_list = errors.to_pylist() if errors is not None else [None] * len(lines)
+        line_numbers: list[int] = []
+        raws: list[str] = []
+        errs: list[str | None] = []
+        cells: dict[int, list[str | None]] = {i: [] for i, _ in kept_fields}
+        for offset, text in enumerate(texts.to_pylist()):
+            if not text.strip():
+                continue
+            error = err_list[offset]
+            obj: object = None
+            if error is None:
+                try:
+                    obj = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    error = f"invalid JSON ({exc.msg} at column {exc.colno})"
+                else:
+                    if not isinstance(obj, dict):
+                        error = f"expected a JSON object, found {type(obj).__name__}"
+            line_numbers.append(number + offset)
+            raws.append(text)
+            for i, key in kept_fields:
+                value = obj.get(key) if isinstance(obj, dict) and key is not None else None
+                if error is None and isinstance(obj, dict) and key not in obj:
+                    error = f"missing the key {key!r}"
+                if isinstance(value, dict | list):
+                    if error is None:
+                        error = (
+                            f"expected a single value for {key!r}, found {json.dumps(value)[:50]}"
+                        )
+                    value = None
+                if isinstance(value, bool):
+                    value = str(value).lower()
+                cells[i].append(
+                    None
+                    if value is None
+                    else value
+                    if isinstance(value, str)
+                    else repr(value)
+                    if isinstance(value, float)
+                    else str(value)
+                )
+            errs.append(error)
+        if not line_numbers:
+            continue
+        table = {
+            "line": pa.array(line_numbers, pa.int64()),
+            "l": pa.array(raws, pa.string()),
+            "err": pa.array(errs, pa.string()),
+            "n": pa.array(np.full(len(line_numbers), layout.n_fields, dtype=np.int64)),
+        }
+        for i, _ in kept_fields:
+            table[f"c{i}"] = pa.array(cells[i], pa.string())
+        kept, _ = apply_row_checks(con, checks, layout, pa.table(table), log)
+        sink.write(kept)
+        _report(progress, source, "reading")
+    return 0

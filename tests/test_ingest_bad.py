@@ -1,0 +1,253 @@
+"""The bad-input corpus (tests/data/bad/): every failure has its exact message."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from evalvalidity.errors import FileFormatError
+from evalvalidity.ingest import RejectedRowsError, cross_check, read, read_qrels, read_run
+
+BAD = Path(__file__).parent / "data" / "bad"
+
+RUN_FIELDS = "expected 6 fields (qid Q0 docid rank score tag), got 5"
+
+REJECTED = [
+    ("wrong_field_count.trec", None, f"wrong_field_count.trec:17: {RUN_FIELDS}", 17),
+    (
+        "non_numeric_score.trec",
+        None,
+        "non_numeric_score.trec:3: expected a numeric score, found 'abc'",
+        3,
+    ),
+    ("nan_score.trec", None, "nan_score.trec:4: expected a finite score, found 'NaN'", 4),
+    (
+        "infinite_score.trec",
+        None,
+        "infinite_score.trec:2: expected a finite score, found '-inf'",
+        2,
+    ),
+    (
+        "non_integer_rank.trec",
+        None,
+        "non_integer_rank.trec:2: expected an integer rank, found '1.5'",
+        2,
+    ),
+    (
+        "duplicate_pair.trec",
+        None,
+        "duplicate_pair.trec:5: duplicate (qid '1', docid 'd2'): already ranked on line 2",
+        5,
+    ),
+    (
+        "invalid_utf8.trec",
+        None,
+        "invalid_utf8.trec:2: invalid UTF-8: the byte 0xff at byte offset 6 of the line is not"
+        " valid UTF-8 text",
+        2,
+    ),
+    (
+        "bad_json_line.jsonl",
+        None,
+        "bad_json_line.jsonl:2: invalid JSON (Expecting ',' delimiter at column 41)",
+        2,
+    ),
+    ("missing_key.jsonl", None, "missing_key.jsonl:2: missing the key 'score'", 2),
+    (
+        "zero_pool_size.csv",
+        None,
+        "zero_pool_size.csv:3: expected a positive integer pool size, found '0'",
+        3,
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "kind", "message", "line"), REJECTED)
+def test_one_bad_row_names_file_line_and_expectation(name, kind, message, line):
+    with pytest.raises(RejectedRowsError) as info:
+        read(BAD / name, kind=kind, display_name=name)
+    assert str(info.value) == message
+    assert info.value.line == line
+    assert info.value.n_rejected == 1
+    assert [r.line for r in info.value.rejected] == [line]
+
+
+@pytest.mark.parametrize(("name", "kind", "message", "line"), REJECTED)
+def test_drop_bad_rows_keeps_the_rest_and_records_what_it_dropped(name, kind, message, line):
+    result = read(BAD / name, kind=kind, display_name=name, drop_bad_rows=True)
+    assert result.n_rejected == 1
+    assert [r.line for r in result.rejected] == [line]
+    assert message.endswith(result.rejected[0].reason)
+    assert line not in result.table.column("line").to_pylist()
+    assert result.warnings[0] == "dropped 1 bad row"
+
+
+WHOLE_FILE = [
+    ("empty.trec", None, "empty.trec: the file is empty"),
+    (
+        "blank_lines_only.trec",
+        None,
+        "blank_lines_only.trec: the file holds only blank lines, no data",
+    ),
+    (
+        "qrels_given_as_run.txt",
+        "run",
+        "qrels_given_as_run.txt: this looks like TREC qrels (4 fields: qid iter docid rel), not a run",
+    ),
+    (
+        "run_given_as_qrels.trec",
+        "qrels",
+        "run_given_as_qrels.trec: this looks like a TREC run (6 fields: qid Q0 docid rank score"
+        " tag), not qrels",
+    ),
+    (
+        "two_columns_no_header.txt",
+        None,
+        "two_columns_no_header.txt: the lines hold 2 whitespace-separated fields and no header;"
+        " cannot tell which kind of dataset this is without guessing: pass kind= (--kind) with one"
+        " of run, qrels, pools, units, candidates, corpus-size, harness",
+    ),
+    (
+        "ambiguous_header.csv",
+        None,
+        "ambiguous_header.csv: the header (qid docid score) fits both a run and qrels and the"
+        " 'score' values are all integers; cannot tell which kind of dataset this is without"
+        " guessing: pass kind= (--kind) with one of run, qrels, pools, units, candidates,"
+        " corpus-size, harness",
+    ),
+    ("header_no_rows.tsv", "qrels", "header_no_rows.tsv: the file holds no data rows"),
+]
+
+
+@pytest.mark.parametrize(("name", "kind", "message"), WHOLE_FILE)
+def test_whole_file_problems(name, kind, message):
+    with pytest.raises(FileFormatError) as info:
+        read(BAD / name, kind=kind, display_name=name)
+    assert str(info.value) == message
+    assert not isinstance(info.value, RejectedRowsError)
+
+
+def test_conflicting_judgements_reject_every_row_of_the_pair():
+    with pytest.raises(RejectedRowsError) as info:
+        read(BAD / "conflicting_judgements.qrels", display_name="qrels")
+    reason = "conflicting judgements for (qid '1', docid 'd1'): rel 1 on line 1, rel 2 on line 4"
+    assert str(info.value) == (
+        "qrels: 2 rows rejected (2 good); the first 2:\n"
+        f"  line 1: {reason}\n  line 4: {reason}\n"
+        "Fix the file, or pass drop_bad_rows=True (--drop-bad-rows) to keep only the good rows."
+    )
+    kept = read_qrels(BAD / "conflicting_judgements.qrels", drop_bad_rows=True)
+    assert kept.column("line").to_pylist() == [2, 5]
+
+
+def test_conflicting_units_are_rejected():
+    with pytest.raises(
+        RejectedRowsError,
+        match=re.escape(
+            "line 2: conflicting document IDs for (chunk_id '1#0'): doc_id 1 on line 2, doc_id 2 on line 4"
+        ),
+    ):
+        read(BAD / "conflicting_units.tsv")
+
+
+def test_identical_judgements_are_accepted_and_counted():
+    result = read(BAD / "identical_judgements.qrels")
+    assert result.n_duplicates == 1
+    assert result.n_rejected == 0
+    assert result.table.column("line").to_pylist() == [1, 2, 4]
+    assert result.warnings == ("merged 1 identical repeated row into their first occurrence",)
+
+
+def test_crlf_and_bom_are_accepted():
+    table = read_run(BAD / "crlf_bom.trec")
+    assert table.column("qid").to_pylist() == ["1", "1", "1"]
+    assert table.column("docid").to_pylist() == ["d1", "d2", "d3"]
+    assert table.column("line").to_pylist() == [1, 2, 3]
+
+
+def test_mixed_whitespace_is_any_whitespace():
+    table = read_run(BAD / "fields_mixed_whitespace.trec")
+    assert table.column("docid").to_pylist() == ["d1", "d2"]
+    assert table.column("score").to_pylist() == [9.9, 9.8]
+
+
+def test_many_bad_rows_are_counted_and_the_first_20_shown():
+    with pytest.raises(RejectedRowsError) as info:
+        read(BAD / "many_bad_rows.trec", display_name="many.trec")
+    error = info.value
+    assert error.n_rejected == 25
+    assert error.n_kept == 30
+    assert len(error.rejected) == 25
+    lines = str(error).splitlines()
+    assert lines[0] == "many.trec: 25 rows rejected (30 good); the first 20:"
+    assert lines[1] == f"  line 31: {RUN_FIELDS}"
+    assert lines[20] == f"  line 50: {RUN_FIELDS}"
+    assert lines[21] == "  ... and 5 more"
+    result = read(BAD / "many_bad_rows.trec", drop_bad_rows=True)
+    assert (result.n_rows, result.n_rejected) == (30, 25)
+    assert result.warnings == ("dropped 25 bad rows",)
+
+
+def test_trec_eval_all_lines_are_skipped_and_counted():
+    result = read(BAD / "harness_trec_eval.txt")
+    assert (result.kind, result.format, result.n_skipped) == ("harness", "trec_eval", 2)
+    assert result.table.column("measure").to_pylist() == ["P_10", "P_10"]
+    assert result.table.column("value").to_pylist() == [0.2, 0.1]
+    assert result.warnings == ("skipped 2 summary lines (qid 'all')",)
+
+
+def test_cross_check_recognises_chunk_ids():
+    run = read_run(BAD / "chunk_ids.trec")
+    qrels = read_qrels(BAD / "document_qrels.txt")
+    check = cross_check(run, qrels)
+    assert check.problems == (
+        "0 of 5 run IDs occur in the qrels; they look like chunk IDs (e.g. '184#0', '29#3'):"
+        " with the suffix #N stripped, 3 of 5 would match — upload a units map",
+        "1 of 3 judged queries have no ranking in the run (e.g. '3')",
+    )
+    assert check.chunk_suffix == "#N"
+    assert (check.n_run_ids, check.n_run_ids_judged, check.n_match_after_strip) == (5, 0, 3)
+
+
+@pytest.mark.parametrize(
+    ("ids", "suffix"),
+    [
+        (["doc_12_3", "doc_7_0"], "_N"),
+        (["a-chunk-2", "b-chunk-10"], "-chunk-N"),
+        (["A#1", "B#2"], "#N"),
+    ],
+)
+def test_cross_check_chunk_suffixes(ids, suffix):
+    bases = [re.sub(r"([-_]chunk)?[-_#][0-9]+$", "", i) for i in ids]
+    run = pa.table({"qid": ["1"] * len(ids), "docid": ids})
+    qrels = pa.table({"qid": ["1"] * len(ids), "docid": bases})
+    check = cross_check(run, qrels)
+    assert check.chunk_suffix == suffix
+    assert check.n_match_after_strip == len(ids)
+    assert not check.ok
+
+
+def test_cross_check_with_units_map_and_query_coverage():
+    run = pa.table({"qid": ["1", "1", "2"], "docid": ["a#0", "b#0", "z#9"]})
+    qrels = pa.table({"qid": ["1", "3"], "docid": ["a", "c"]})
+    units = pa.table({"chunk_id": ["a#0", "b#0"], "doc_id": ["a", "b"]})
+    check = cross_check(run, qrels, units)
+    assert check.n_run_ids_in_units == 2
+    assert check.n_run_ids_judged == 1
+    assert check.problems == (
+        "1 of 3 run IDs are not in the units map (e.g. 'z#9')",
+        "1 of 2 queries in the run have no judgements (e.g. '2')",
+        "1 of 2 judged queries have no ranking in the run (e.g. '3')",
+    )
+
+
+def test_cross_check_different_id_spaces():
+    run = pa.table({"qid": ["1"], "docid": ["x"]})
+    qrels = pa.table({"qid": ["1"], "docid": ["y"]})
+    assert cross_check(run, qrels).problems == (
+        "0 of 1 run IDs occur in the qrels: the run and the qrels use different ID spaces"
+        " (run: 'x'; qrels: 'y')",
+    )
