@@ -1136,8 +1136,8 @@ def _verdict(result_parts: dict[str, Any], thresholds: Thresholds, metric: Metri
         if check.tied_queries:
             plural = "y" if check.tied_queries == 1 else "ies"
             aware = check.tie_aware_noise
-            numbers = {"tied_queries": check.tied_queries, "tie_aware_noise": aware,
-                       "noise": check.noise}
+            tie_numbers: dict[str, Any] = {"tied_queries": check.tied_queries,
+                                           "tie_aware_noise": aware, "noise": check.noise}
             # Ties matter when averaging over the orders of each tied group moves the value by
             # more than a standard error of the noise mean (or 5 % of it).
             se = (nf.high - nf.low) / (2 * _Z95) * check.floor if check.floor > 0 else 0.0
@@ -1146,13 +1146,13 @@ def _verdict(result_parts: dict[str, Any], thresholds: Thresholds, metric: Metri
                     "warning", "noise_ties",
                     f"The {label} has tied scores in {check.tied_queries:,} quer{plural}: its "
                     f"value ({check.noise:.4g}) depends on tie-breaking; averaged over the "
-                    f"orders of each tied group it is {aware:.4g}.", numbers))
+                    f"orders of each tied group it is {aware:.4g}.", tie_numbers))
             else:
                 reasons.append(Reason(
                     "info", "noise_ties",
                     f"The {label} has tied scores in {check.tied_queries:,} quer{plural}; "
                     "averaging over the orders of each tied group does not change its value"
-                    + (f" ({aware:.4g})." if aware is not None else "."), numbers))
+                    + (f" ({aware:.4g})." if aware is not None else "."), tie_numbers))
         if check.model_over_noise is not None:
             reasons.append(Reason(
                 "info", "model_over_noise",

@@ -71,7 +71,7 @@ SCENARIOS: dict[str, Scenario] = {
 
 def _write_trec_run(path: Path, qids: list[str], rankings: list[list[str]],
                     scores: list[np.ndarray], tag: str) -> None:
-    lines = []
+    lines: list[str] = []
     for qid, docs, sc in zip(qids, rankings, scores, strict=True):
         lines.extend(
             f"{qid} Q0 {doc} {rank} {value:.6f} {tag}"
