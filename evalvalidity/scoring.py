@@ -35,6 +35,12 @@ the chunks are ranked by the tie policy, each is mapped to its document, and eac
 keeps its FIRST occurrence; positions then count documents. A run chunk missing from
 ``units`` is an error.
 
+Large runs
+----------
+``run`` may also be a :class:`pyarrow.dataset.Dataset` (e.g. the Parquet file a workspace
+keeps): DuckDB then scans it in a stream instead of holding it in memory, and with
+``memory_limit`` it spills sorts and joins to disk, so a run larger than memory can be scored.
+
 Under ``average`` with ``units``, a document's score is the best score of its chunks (what
 its first occurrence carries under any order of ties) and the expectation is taken over the
 orders of *documents* sharing a best score, each order equally likely. This is the tie-aware
@@ -55,11 +61,12 @@ from typing import Any, Final
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.dataset as pads
 
 from evalvalidity.errors import InputDataError, ParameterError
 from evalvalidity.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
 from evalvalidity.metrics import Metric, parse_metrics
-from evalvalidity.tables import conform
+from evalvalidity.tables import RUN_SCHEMA, conform
 
 __all__ = ["TIE_POLICIES", "UNRANKED_POLICIES", "ScoreResult", "rank_run", "score_run"]
 
@@ -161,13 +168,34 @@ def _check_table(value: object, name: str, caller: str, kind: str) -> pa.Table:
     return conform(value, kind)
 
 
+def _check_run_source(value: object, caller: str) -> pa.Table | pads.Dataset:
+    """A run table (conformed), or a dataset whose schema already is the run schema."""
+    if isinstance(value, pads.Dataset):
+        have = {f.name: f.type for f in value.schema}
+        missing = [f"{f.name} ({f.type})" for f in RUN_SCHEMA
+                   if have.get(f.name) != f.type]
+        if missing:
+            raise ParameterError(
+                f"The 'run' dataset of {caller} must have the run schema; missing or mistyped:"
+                f" {', '.join(missing)}."
+            )
+        return value
+    return _check_table(value, "run", caller, "run")
+
+
 def _where(line: Any, row: int) -> str:
     """Locate a row for a message: its source line when known, else its 1-based row."""
     return f"line {line}" if line is not None else f"row {row}"
 
 
-def _numbered(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> None:
+def _numbered(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table | pads.Dataset) -> None:
     """Register ``table`` with a 1-based ``_row`` column (only on error paths: it costs a copy)."""
+    if isinstance(table, pads.Dataset):
+        # Scans keep the dataset's order (DuckDB preserves insertion order by default).
+        con.register(f"{name}_source", table)
+        con.execute(f"CREATE TEMP VIEW {name} AS SELECT *, row_number() OVER () AS _row"
+                    f" FROM {name}_source")
+        return
     rows = pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))
     con.register(name, table.append_column("_row", rows))
 
@@ -215,7 +243,7 @@ def _check_qrels(con: duckdb.DuckDBPyConnection, qrels: pa.Table, qrels_name: st
 
 
 def _check_run(
-    con: duckdb.DuckDBPyConnection, run: pa.Table, ties: str, run_name: str
+    con: duckdb.DuckDBPyConnection, run: pa.Table | pads.Dataset, ties: str, run_name: str
 ) -> None:
     null_ids = "qid IS NULL OR docid IS NULL"
     bad_scores = "score IS NULL OR isnan(score)"
@@ -298,7 +326,7 @@ def _second_occurrences(
 
 
 def _check_units(
-    con: duckdb.DuckDBPyConnection, units: pa.Table, run: pa.Table, run_name: str,
+    con: duckdb.DuckDBPyConnection, units: pa.Table, run: pa.Table | pads.Dataset, run_name: str,
     units_name: str,
 ) -> None:
     null_ids = "chunk_id IS NULL OR doc_id IS NULL"
@@ -386,9 +414,13 @@ def _ranking_sql(ties: str, with_units: bool, restrict: bool, *, positions: bool
         SELECT qid, docid, score{extra}, chunk_id, n_chunks FROM documents"""
 
 
-def _connect(run: pa.Table, qrels: pa.Table | None, units: pa.Table | None
-             ) -> duckdb.DuckDBPyConnection:
+def _connect(run: pa.Table | pads.Dataset, qrels: pa.Table | None, units: pa.Table | None,
+             memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
+    # DuckDB would otherwise draw its own progress bar on the terminal on long queries.
+    con.execute("SET enable_progress_bar = false")
+    if memory_limit is not None:
+        con.execute("SET memory_limit = ?", [memory_limit])
     con.register("run", run)
     if qrels is not None:
         con.register("qrels", qrels)
@@ -472,7 +504,7 @@ def rank_run(
 
 
 def score_run(
-    run: pa.Table,
+    run: pa.Table | pads.Dataset,
     qrels: pa.Table,
     metrics: str | Metric | Sequence[str | Metric],
     *,
@@ -482,13 +514,15 @@ def score_run(
     run_name: str = "run",
     qrels_name: str = "qrels",
     units_name: str = "units",
+    memory_limit: str | None = None,
 ) -> ScoreResult:
     r"""Score a run against judgements, per query, with trec_eval semantics.
 
     Parameters
     ----------
-    run : pyarrow.Table
-        A run (:data:`~evalvalidity.tables.RUN_SCHEMA`; ``rank`` and ``line`` may be absent).
+    run : pyarrow.Table or pyarrow.dataset.Dataset
+        A run (:data:`~evalvalidity.tables.RUN_SCHEMA`; ``rank`` and ``line`` may be absent
+        from a table), or a dataset with exactly that schema, scanned in a stream.
     qrels : pyarrow.Table
         Judgements (:data:`~evalvalidity.tables.QRELS_SCHEMA`): grade >= 1 is relevant.
     metrics : str, Metric or sequence of them
@@ -503,6 +537,10 @@ def score_run(
         A judged query without ranking scores 0 (``zero``) or is left out (``skip``).
     run_name, qrels_name, units_name : str
         Names used in error messages (e.g. the file names).
+    memory_limit : str, optional
+        DuckDB's memory limit for this call (e.g. ``"2GB"``); past it, sorts and joins spill
+        to disk. With ``run`` a :class:`pyarrow.dataset.Dataset`, this bounds the memory of
+        scoring a run larger than memory.
 
     Returns
     -------
@@ -552,10 +590,15 @@ def score_run(
     run_name = _check_name(run_name, "run_name", "score_run")
     qrels_name = _check_name(qrels_name, "qrels_name", "score_run")
     units_name = _check_name(units_name, "units_name", "score_run")
-    run = _check_table(run, "run", "score_run", "run")
+    if memory_limit is not None and not (isinstance(memory_limit, str) and memory_limit):
+        raise ParameterError(
+            "The 'memory_limit' parameter of score_run must be a size such as '2GB'. Got"
+            f" {memory_limit!r} instead."
+        )
+    run = _check_run_source(run, "score_run")
     qrels = _check_table(qrels, "qrels", "score_run", "qrels")
     units_t = None if units is None else _check_table(units, "units", "score_run", "units")
-    con = _connect(run, qrels, units_t)
+    con = _connect(run, qrels, units_t, memory_limit)
     try:
         _check_qrels(con, qrels, qrels_name)
         _check_run(con, run, ties, run_name)

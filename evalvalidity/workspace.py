@@ -11,7 +11,8 @@ Layout on disk (see ``docs/workspace.md`` for the design and its guarantees)::
 Readers never lock: they read ``manifest.json`` (always a whole version, thanks to
 ``os.replace``) and then the Parquet file, each call with a fresh in-memory DuckDB connection.
 Writers (add, rename, delete) hold ``manifest.lock`` only while they publish, so threads of one
-process and separate processes can ingest at the same time.
+process and separate processes can ingest at the same time. A write that fails (bad input, a
+full disk: :class:`~evalvalidity._atomic.StorageError`) leaves the workspace as it was.
 
 Examples
 --------
@@ -42,13 +43,22 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalvalidity.errors import ParameterError
+from evalvalidity._atomic import StorageError, is_disk_full, storage_error
+from evalvalidity.errors import EvalValidityError, ParameterError
+from evalvalidity.ingest._limits import Limits
 from evalvalidity.ingest._read import connect, ingest_to_parquet
 from evalvalidity.ingest._result import MAX_SHOWN_REJECTED
 from evalvalidity.ingest._source import Source, SourceLike
 from evalvalidity.ingest._spec import SCHEMAS
 
-__all__ = ["Dataset", "DatasetInfo", "Workspace", "default_path", "validate_name"]
+__all__ = [
+    "Dataset",
+    "DatasetInfo",
+    "StorageError",
+    "Workspace",
+    "default_path",
+    "validate_name",
+]
 
 MANIFEST_VERSION = 1
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 ._+@=-]{0,98}[A-Za-z0-9._+@=-])?")
@@ -216,20 +226,33 @@ class Workspace:
     ----------
     path : str or path-like, optional
         Where the workspace lives; created if missing. Defaults to :func:`default_path`.
+    limits : Limits, optional
+        What an :meth:`add` may cost unless it is given its own (default
+        :data:`~evalvalidity.ingest.DEFAULT_LIMITS`).
 
     Opening a workspace removes what interrupted ingests left behind (temporary files whose
     process is gone, data files no manifest entry names).
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, limits: Limits | None = None
+    ) -> None:
+        if limits is not None and not isinstance(limits, Limits):
+            raise ParameterError(
+                f"The 'limits' parameter must be a Limits. Got {type(limits).__name__} instead."
+            )
         self.path = Path(path) if path is not None else default_path()
+        self.limits = limits
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             (self.path / "data").mkdir(exist_ok=True)
             (self.path / "tmp").mkdir(exist_ok=True)
         except OSError as exc:
             raise ParameterError(f"Cannot create the workspace at {self.path}: {exc}.") from exc
-        self._collect_garbage()
+        try:
+            self._collect_garbage()
+        except OSError as exc:
+            raise storage_error(f"open the workspace {self.path}", exc) from exc
 
     # -- paths and locks -----------------------------------------------------------------
     @property
@@ -269,19 +292,37 @@ class Workspace:
         except (ValueError, KeyError, TypeError) as exc:
             raise ParameterError(f"Corrupt workspace manifest {self._manifest}: {exc}.") from exc
 
-    def _write_manifest(self, datasets: dict[str, DatasetInfo]) -> None:
-        """Publish a new manifest atomically; call with the lock held."""
+    def _stage_manifest(self, datasets: dict[str, DatasetInfo]) -> Path:
+        """Write the next manifest to a temporary file (removed again if that fails)."""
         record = {
             "version": MANIFEST_VERSION,
             "datasets": {name: info.to_json() for name, info in sorted(datasets.items())},
         }
         temporary = self._tmp / f"manifest.{uuid.uuid4().hex}.json"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, indent=1)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self._manifest)
+        try:
+            with open(temporary, "w", encoding="utf-8") as handle:
+                json.dump(record, handle, indent=1)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        return temporary
+
+    def _publish_manifest(self, staged: Path) -> None:
+        """Make a staged manifest the manifest: the instant the change happens."""
+        os.replace(staged, self._manifest)
         _fsync_dir(self.path)
+
+    def _write_manifest(self, datasets: dict[str, DatasetInfo], action: str) -> None:
+        """Publish a new manifest atomically; call with the lock held.
+
+        Raises :class:`StorageError` (the disk is full, ...) with the old manifest in place.
+        """
+        try:
+            self._publish_manifest(self._stage_manifest(datasets))
+        except OSError as exc:
+            raise storage_error(f"{action} in the workspace {self.path}", exc) from exc
 
     def _collect_garbage(self) -> None:
         """Remove leftovers of dead ingests (under the lock, so no live one is touched)."""
@@ -341,6 +382,19 @@ class Workspace:
         """
         return self.get(name).table
 
+    def scan(self, name: str) -> Any:
+        """The dataset named ``name`` as a lazily scanned :class:`pyarrow.dataset.Dataset`.
+
+        Nothing is read until the dataset is scanned, so a run larger than memory can be
+        scored in a stream (``evalvalidity.scoring.score_run`` accepts it). The file stays
+        valid while the dataset is not deleted: files are immutable and renames do not move
+        them.
+        """
+        import pyarrow.dataset as pads
+
+        info = self.info(name)
+        return pads.dataset(os.fspath(self._data_file(info.id)), format="parquet")
+
     def get(self, name: str) -> Dataset:
         """The dataset named ``name``: its table and its metadata."""
         for _ in range(3):  # a concurrent delete may remove the file between the two reads
@@ -351,7 +405,9 @@ class Workspace:
                     table = con.read_parquet(os.fspath(path)).to_arrow_table()
             except Exception as exc:  # duckdb.IOException when the file vanished
                 if path.exists():
-                    raise
+                    raise StorageError(
+                        f"The dataset {name!r} cannot be read from {path}: {exc}"
+                    ) from exc
                 last = exc
                 continue
             return Dataset(info, table.cast(SCHEMAS[info.kind]))
@@ -369,6 +425,7 @@ class Workspace:
         display_name: str | None = None,
         owner: str | None = None,
         progress: Callable[[float, str], None] | None = None,
+        limits: Limits | None = None,
     ) -> DatasetInfo:
         """Read ``source`` and store it as a new dataset; all or nothing.
 
@@ -389,72 +446,45 @@ class Workspace:
             Keep the dataset private to this owner (see :meth:`list`); None shares it.
         progress : callable, optional
             Called with (fraction done, what is happening).
+        limits : Limits, optional
+            What reading the file may cost (default: the workspace's, see :class:`Workspace`).
 
         Returns
         -------
         DatasetInfo
             The new dataset's metadata.
+
+        Raises
+        ------
+        FileFormatError
+            The file is malformed or over a limit; nothing was added.
+        StorageError
+            Writing failed (the message says when the disk is full); nothing was added.
         """
         if name is not None:
             validate_name(name)
             if self.find(name) is not None:
                 raise ParameterError(f"A dataset named {name!r} already exists in {self.path}.")
-        src = Source(source, display_name)
+        src = Source(source, display_name, limits if limits is not None else self.limits)
         dataset_id = uuid.uuid4().hex
         lock_path = self._tmp / f"{dataset_id}.lock"
-        with self._locked():  # so that garbage collection never sees it unlocked
-            lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        temporary = self._tmp / f"{dataset_id}.parquet"
         try:
-            result = ingest_to_parquet(
-                src,
-                temporary,
-                kind=kind,
-                fmt=format,
-                drop_bad_rows=drop_bad_rows,
-                progress=progress,
-                spill_directory=self._tmp / f"{dataset_id}.spill",
-            )
-            _fsync_file(temporary)
-            with self._locked():
-                datasets = self._read_manifest()
-                if name is None:
-                    base = _default_name(src.name, result.kind)
-                    final, n = base, 1
-                    while final in datasets:
-                        n += 1
-                        final = f"{base}-{n}"
-                elif name in datasets:
-                    raise ParameterError(f"A dataset named {name!r} already exists in {self.path}.")
-                else:
-                    final = name
-                info = DatasetInfo(
-                    name=final,
-                    id=dataset_id,
-                    kind=result.kind,
-                    format=result.format,
-                    compression=result.compression,
-                    source_name=src.name,
-                    sha256=result.sha256,
-                    size_bytes=src.size,
-                    n_rows=_parquet_rows(temporary),
-                    n_rejected=result.n_rejected,
-                    n_duplicates=result.n_duplicates,
-                    n_skipped=result.n_skipped,
-                    rejected=tuple(
-                        (r.line, r.reason) for r in result.rejected[:MAX_SHOWN_REJECTED]
-                    ),
-                    warnings=result.warnings,
-                    created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                    owner=owner,
-                    line_unit=result.line_unit,
-                )
-                os.replace(temporary, self._data_file(dataset_id))
-                _fsync_dir(self.path / "data")
-                datasets[final] = info
-                self._write_manifest(datasets)
-            return info
+            with self._locked():  # so that garbage collection never sees it unlocked
+                lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+                fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            raise storage_error(f"add {src.name!r} to the workspace {self.path}", exc) from exc
+        try:
+            return self._add(src, dataset_id, kind, format, name, drop_bad_rows, owner, progress)
+        except EvalValidityError:
+            raise
+        except Exception as exc:
+            # pyarrow and DuckDB report a full disk as OSError, duckdb.IOException, ...
+            if isinstance(exc, OSError) or is_disk_full(exc):
+                raise storage_error(
+                    f"add {src.name!r} to the workspace {self.path}", exc
+                ) from exc
+            raise
         finally:
             for leftover in self._tmp.glob(f"{dataset_id}.*"):
                 if leftover.is_dir():
@@ -463,6 +493,78 @@ class Workspace:
                     leftover.unlink(missing_ok=True)
             lock_path.unlink(missing_ok=True)
             os.close(lock_fd)
+
+    def _add(
+        self,
+        src: Source,
+        dataset_id: str,
+        kind: str | None,
+        format: str | None,
+        name: str | None,
+        drop_bad_rows: bool,
+        owner: str | None,
+        progress: Callable[[float, str], None] | None,
+    ) -> DatasetInfo:
+        """The work of :meth:`add`, with ``tmp/<dataset_id>.lock`` held."""
+        temporary = self._tmp / f"{dataset_id}.parquet"
+        result = ingest_to_parquet(
+            src,
+            temporary,
+            kind=kind,
+            fmt=format,
+            drop_bad_rows=drop_bad_rows,
+            progress=progress,
+            spill_directory=self._tmp / f"{dataset_id}.spill",
+        )
+        _fsync_file(temporary)
+        with self._locked():
+            datasets = self._read_manifest()
+            if name is None:
+                base = _default_name(src.name, result.kind)
+                final, n = base, 1
+                while final in datasets:
+                    n += 1
+                    final = f"{base}-{n}"
+            elif name in datasets:
+                raise ParameterError(f"A dataset named {name!r} already exists in {self.path}.")
+            else:
+                final = name
+            info = DatasetInfo(
+                name=final,
+                id=dataset_id,
+                kind=result.kind,
+                format=result.format,
+                compression=result.compression,
+                source_name=src.name,
+                sha256=result.sha256,
+                size_bytes=src.size,
+                n_rows=_parquet_rows(temporary),
+                n_rejected=result.n_rejected,
+                n_duplicates=result.n_duplicates,
+                n_skipped=result.n_skipped,
+                rejected=tuple(
+                    (r.line, r.reason) for r in result.rejected[:MAX_SHOWN_REJECTED]
+                ),
+                warnings=result.warnings,
+                created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                owner=owner,
+                line_unit=result.line_unit,
+            )
+            datasets[final] = info
+            # The manifest is staged first, so a full disk fails the add before the data
+            # file moves; until the manifest is replaced, no reader can see the dataset.
+            staged = self._stage_manifest(datasets)
+            data_file = self._data_file(dataset_id)
+            try:
+                os.replace(temporary, data_file)
+                _fsync_dir(self.path / "data")
+                self._publish_manifest(staged)
+            except BaseException:
+                staged.unlink(missing_ok=True)
+                if self._read_manifest().get(final) != info:
+                    data_file.unlink(missing_ok=True)
+                raise
+        return info
 
     def rename(self, old: str, new: str) -> DatasetInfo:
         """Rename a dataset; the new name must be free."""
@@ -475,7 +577,7 @@ class Workspace:
                 raise ParameterError(f"A dataset named {new!r} already exists in {self.path}.")
             info = dataclasses.replace(datasets.pop(old), name=new)
             datasets[new] = info
-            self._write_manifest(datasets)
+            self._write_manifest(datasets, f"rename {old!r}")
         return info
 
     def set_owner(self, name: str, owner: str | None) -> DatasetInfo:
@@ -486,7 +588,7 @@ class Workspace:
                 raise ParameterError(f"No dataset named {name!r} in the workspace {self.path}.")
             info = dataclasses.replace(datasets[name], owner=owner)
             datasets[name] = info
-            self._write_manifest(datasets)
+            self._write_manifest(datasets, f"change the owner of {name!r}")
         return info
 
     def delete(self, name: str) -> None:
@@ -496,7 +598,7 @@ class Workspace:
             if name not in datasets:
                 raise ParameterError(f"No dataset named {name!r} in the workspace {self.path}.")
             info = datasets.pop(name)
-            self._write_manifest(datasets)
+            self._write_manifest(datasets, f"delete {name!r}")
             self._data_file(info.id).unlink(missing_ok=True)
 
 

@@ -658,3 +658,47 @@ def test_seven_million_rows() -> None:
         order = np.argsort(np.char.mod("q%d", np.arange(n_q)))
         np.testing.assert_allclose(result.values["rr@10"], want[order], rtol=1e-14)
         assert result.n_ranked_rows == n_q * n_d
+
+
+def test_a_parquet_dataset_scores_like_the_table_with_a_memory_limit(tmp_path):
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
+
+    from evalvalidity.tables import conform
+
+    rng = np.random.default_rng(3)
+    n = 5_000
+    run = conform(pa.table({
+        "qid": [f"q{i % 50}" for i in range(n)],
+        "docid": [f"d{i}" for i in range(n)],
+        "score": rng.random(n),
+        "line": np.arange(1, n + 1),
+    }), "run")
+    qrels = pa.table({"qid": [f"q{i}" for i in range(50)],
+                      "docid": [f"d{i * 7}" for i in range(50)], "rel": [1] * 50})
+    path = tmp_path / "run.parquet"
+    pq.write_table(run, path, row_group_size=1_000)
+    lazy = score_run(pads.dataset(path), qrels, "rr@10, ap", memory_limit="200MB")
+    eager = score_run(run, qrels, "rr@10, ap")
+    assert lazy.qids.tolist() == eager.qids.tolist()
+    for name in ("rr@10", "ap"):
+        assert lazy.values[name].tolist() == eager.values[name].tolist()
+
+
+def test_a_dataset_with_a_duplicate_names_its_lines(tmp_path):
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
+
+    from evalvalidity.tables import conform
+
+    run = conform(pa.table({"qid": ["1", "1", "1"], "docid": ["a", "b", "a"],
+                            "score": [3.0, 2.0, 1.0], "line": [4, 5, 9]}), "run")
+    pq.write_table(run, tmp_path / "run.parquet")
+    qrels = pa.table({"qid": ["1"], "docid": ["a"], "rel": [1]})
+    with pytest.raises(InputDataError, match=r"ranks the document 'a' twice \(line 4 and line 9\)"):
+        score_run(pads.dataset(tmp_path / "run.parquet"), qrels, "rr@10", run_name="big.trec")
+    with pytest.raises(ParameterError, match="must have the run schema; missing or mistyped"):
+        score_run(pads.dataset(tmp_path / "run.parquet").replace_schema(
+            pa.schema([("qid", pa.string())])), qrels, "rr@10")
+    with pytest.raises(ParameterError, match="must be a size such as '2GB'. Got 5 instead."):
+        score_run(run, qrels, "rr@10", memory_limit=5)
