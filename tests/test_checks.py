@@ -279,3 +279,23 @@ def test_thresholds_drive_the_verdict(writeup):
                              thresholds=strict)
     assert result.verdict == "warning"
     assert any(r.code == "low_headroom" for r in result.reasons)
+
+
+def test_live_noise_test_files_check2_under_live():
+    from evalvalidity.live import HashingEmbedder, noise_test
+
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(400)]
+    corpus = {f"d{i}": " ".join(rng.choice(words, 12)) for i in range(60)}
+    queries = {f"q{i}": " ".join(corpus[f"d{i}"].split()[:6]) for i in range(40)}
+    qrels = {f"q{i}": {f"d{i}": 1} for i in range(40)}
+    result = noise_test(HashingEmbedder(dim=512), corpus, queries, qrels, seeds=8, seed=3)
+    assert result.noise is None and result.live is not None
+    assert result.live.source == "live"
+    assert result.live.model > 0.8
+    assert not result.live.leak
+    assert result.live.noise_over_floor.contains(1.0) or result.live.noise_z < 3
+    data = report.to_dict(result)
+    assert data["checks"]["live"]["source"] == "live"
+    assert data["checks"]["live"]["ratio"] > 10
+    assert result.verdict in ("healthy", "warning")
