@@ -1,0 +1,400 @@
+"""The stakeholder report: one self-contained HTML file, the charts as images, JSON and Markdown.
+
+:func:`render_html` turns a :class:`~evalvalidity.checks.CheckResult` into one HTML page that
+opens anywhere with no network: the styles are inline, there is no script, and every chart of
+:func:`evalvalidity.charts.result_charts` is inlined as SVG rendered offline by vl-convert (no
+Vega from a CDN, no data URL fetched). :func:`write_report` writes that page with, beside it,
+a PNG and an SVG of each chart, the check's JSON (:func:`evalvalidity.report.to_json`, the
+``check --format json`` contract) and its Markdown summary
+(:func:`evalvalidity.report.to_markdown`, for a pull-request comment)::
+
+    OUT_DIR/
+        report.html
+        check.json
+        summary.md
+        charts/<name>.svg
+        charts/<name>.png
+
+Every text that comes from the data (query ids, run names, messages) is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from evalvalidity import report
+from evalvalidity.charts import PALETTE, VERDICT_COLOURS, result_charts
+from evalvalidity.errors import ParameterError
+
+if TYPE_CHECKING:
+    import altair as alt
+
+    from evalvalidity.checks import CheckResult
+
+__all__ = [
+    "CHART_CAPTIONS",
+    "chart_png",
+    "chart_svg",
+    "chart_svg_bytes",
+    "render_html",
+    "report_zip",
+    "write_report",
+]
+
+#: What each chart shows, in the report's words (keys of ``result_charts``).
+CHART_CAPTIONS: Final[dict[str, str]] = {
+    "check1_gauge": "Check 1 — is the harness's arithmetic right? Random scores pushed through "
+                    "the scorer, against the exact expected value of a random ranking.",
+    "check2_gauge": "Check 2 — does the score come from the vectors? The run with every vector "
+                    "replaced by noise, against its exact floor.",
+    "headroom": "Headroom — what a random ranker scores (floor), the best possible score "
+                "(ceiling), and the model in between.",
+    "query_headroom": "The queries where a random ranker comes closest to a perfect one.",
+    "floor_share": "How much of each query's ceiling a random ranker reaches.",
+    "gold_breakdown": "Queries with several gold items have higher floors but count once in "
+                      "the mean.",
+    "inferred_n": "Inferred N — the pool size the measured random score implies, against the "
+                  "declared chunk and document counts.",
+    "check1_distribution": "Check 1's single random draws against their exact distribution.",
+    "comparison": "Paired differences between runs against the smallest difference the "
+                  "benchmark can detect.",
+}
+
+_SEVERITY_LABEL: Final = {"broken": "broken", "warning": "warning", "info": "info"}
+_SEVERITY_COLOUR: Final = {"broken": PALETTE["vermillion"], "warning": PALETTE["orange"],
+                           "info": PALETTE["blue"]}
+_MAX_QUERY_ROWS: Final = 50
+
+_STYLE: Final = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #1b1b1b;
+       max-width: 980px; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }
+h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
+h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
+.meta { color: #555; margin-top: 0; }
+.verdict { border-left: 8px solid var(--c); background: #f7f7f7; padding: 0.8rem 1rem;
+           margin: 1rem 0; }
+.verdict strong { font-size: 1.3rem; color: var(--c); text-transform: uppercase; }
+.badge { display: inline-block; min-width: 4.5rem; text-align: center; border-radius: 3px;
+         color: white; font-size: 0.8rem; padding: 0 0.3rem; margin-right: 0.4rem;
+         background: var(--c); }
+ul.reasons { list-style: none; padding-left: 0; }
+ul.reasons li { margin: 0.35rem 0; }
+table { border-collapse: collapse; margin: 0.5rem 0; font-size: 0.9rem; }
+th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 1.2rem 0; }
+figcaption { color: #444; font-size: 0.9rem; margin-bottom: 0.3rem; }
+figure svg { width: 100%; max-width: 860px; height: auto; }
+.note { color: #555; font-size: 0.9rem; }
+"""
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return f"{value:.{digits}g}"
+
+
+def chart_svg(chart: alt.Chart | alt.LayerChart) -> str:
+    """Render a chart to SVG offline with vl-convert (no URL is ever fetched).
+
+    Parameters
+    ----------
+    chart : altair.Chart or altair.LayerChart
+
+    Returns
+    -------
+    str
+        The SVG document.
+    """
+    import vl_convert as vlc
+
+    return str(vlc.vegalite_to_svg(chart.to_dict(), allowed_base_urls=[]))
+
+
+def chart_svg_bytes(chart: alt.Chart | alt.LayerChart) -> bytes:
+    """:func:`chart_svg` encoded as UTF-8, for a download."""
+    return chart_svg(chart).encode("utf-8")
+
+
+def chart_png(chart: alt.Chart | alt.LayerChart, *, scale: float = 2.0) -> bytes:
+    """Render a chart to PNG offline with vl-convert.
+
+    Parameters
+    ----------
+    chart : altair.Chart or altair.LayerChart
+    scale : float
+        Pixels per chart unit (2 for sharp images on high-density screens).
+
+    Returns
+    -------
+    bytes
+        The PNG file.
+
+    Raises
+    ------
+    ParameterError
+        When ``scale`` is not a positive number.
+    """
+    if not isinstance(scale, int | float) or isinstance(scale, bool) or not scale > 0:
+        raise ParameterError(
+            f"The 'scale' parameter of chart_png must be a number > 0. Got {scale!r} instead."
+        )
+    import vl_convert as vlc
+
+    return bytes(vlc.vegalite_to_png(chart.to_dict(), scale=float(scale), allowed_base_urls=[]))
+
+
+def _key_numbers(result: CheckResult) -> list[tuple[str, str]]:
+    record = report.to_dict(result)
+    rows = [
+        ("metric", record["metric"]),
+        ("queries", f"{record['n_queries']:,}"),
+        ("pool", f"{record['pool']['kind']}"
+         + (f", declared {_num(record['pool']['declared'], 6)}"
+            if record["pool"]["declared"] is not None else "")
+         + (f" ({record['pool']['declared_chunks']:,} chunks, "
+            f"{record['pool']['declared_documents']:,} documents)"
+            if record["pool"]["declared_chunks"] is not None
+            and record["pool"]["declared_documents"] is not None else "")),
+        ("floor (random ranker)", _num(record["floor"])),
+        ("ceiling", _num(record["ceiling"])),
+        ("headroom", _num(record["headroom"])),
+        ("floor / ceiling", _num(record["floor_over_ceiling"], 3)),
+        ("floor method", record["floor_method"]),
+    ]
+    head = result.headroom
+    if head.model is not None:
+        interval = (f" [{_num(head.model_interval.low)}, {_num(head.model_interval.high)}]"
+                    if head.model_interval else "")
+        rows.append((f"model ({result.run_name or 'run'})", _num(head.model) + interval))
+    if head.adjusted is not None:
+        rows.append(("chance-adjusted score", head.adjusted.format(3)))
+    if result.harness is not None:
+        h = result.harness
+        rows.append(("Check 1: measured / exact", f"{h.ratio.format(3)} over {h.n_draws:,} "
+                     f"draws ({'your harness' if h.source != 'builtin' else 'built in'})"))
+    live = result.live or result.noise
+    if live is not None:
+        rows.append(("noise run / floor", f"{live.noise_over_floor.format(2)} (z = "
+                     f"{_num(live.noise_z, 3)})"))
+        if live.model_over_noise is not None:
+            rows.append(("Check 2: model / noise", live.model_over_noise.format(1)))
+    if result.inferred_n is not None:
+        n = result.inferred_n
+        rows.append(("inferred N", f"{_num(n.estimate, 5)} [{_num(n.low, 5)}, "
+                     f"{_num(n.high, 5)}]"))
+    if result.power is not None:
+        p = result.power
+        rows.append(("smallest detectable difference",
+                     f"{_num(p.min_detectable_difference, 3)} (α = {p.alpha:g}, power "
+                     f"{p.power:g}); {p.queries_needed:,} queries to detect {p.delta:g}"))
+    return rows
+
+
+def _query_table(result: CheckResult) -> str:
+    frame = report.to_frame(result)
+    if frame.empty:
+        return "<p class='note'>No queries.</p>"
+    flagged = frame[frame["flags"] != ""]
+    shown = (flagged if not flagged.empty else frame).head(_MAX_QUERY_ROWS)
+    head = ("<tr><th>query</th><th>N</th><th>G</th><th>floor</th><th>ceiling</th>"
+            "<th>model</th><th>flags</th></tr>")
+    body = []
+    for row in shown.itertuples(index=False):
+        flags = ", ".join(
+            f"<span title='{_esc(report.FLAG_TEXT.get(f, f))}'>{_esc(f)}</span>"
+            for f in str(row.flags).split(", ") if f)
+        body.append(
+            f"<tr><td>{_esc(row.qid)}</td><td class='num'>{int(row.pool_size):,}</td>"
+            f"<td class='num'>{int(row.gold)}</td><td class='num'>{_num(row.floor)}</td>"
+            f"<td class='num'>{_num(row.ceiling)}</td><td class='num'>{_num(row.model)}</td>"
+            f"<td>{flags}</td></tr>")
+    what = ("flagged queries" if not flagged.empty else "queries")
+    total = len(flagged) if not flagged.empty else len(frame)
+    caption = (f"The first {len(shown):,} of {total:,} {what}, by their share of the floor."
+               if total > len(shown) else f"All {total:,} {what}, by their share of the floor.")
+    return (f"<p class='note'>{_esc(caption)}</p><table>{head}{''.join(body)}</table>")
+
+
+def _comparison_table(result: CheckResult) -> str:
+    if result.comparison is None:
+        return ""
+    c = result.comparison
+    means = "".join(f"<tr><td>{_esc(n)}</td><td class='num'>{_num(m)}</td></tr>"
+                    for n, m in zip(c.runs, c.means, strict=True))
+    pairs = "".join(
+        f"<tr><td>{_esc(r.system_a)} − {_esc(r.system_b)}</td>"
+        f"<td class='num'>{r.difference:+.4f}</td>"
+        f"<td class='num'>[{r.low:+.4f}, {r.high:+.4f}]</td>"
+        f"<td class='num'>{_num(r.adjusted_p_value, 3)}</td>"
+        f"<td class='num'>{_num(r.cohens_dz, 3)}</td>"
+        f"<td>{'yes' if r.significant else 'no'}</td></tr>"
+        for r in c.table.rows)
+    return (
+        "<h2>Comparison of runs</h2>"
+        f"<table><tr><th>run</th><th>mean</th></tr>{means}</table>"
+        "<table><tr><th>pair</th><th>difference</th><th>95 % interval</th>"
+        f"<th>adjusted p ({_esc(c.table.correction)})</th><th>Cohen's dz</th>"
+        f"<th>significant</th></tr>{pairs}</table>"
+    )
+
+
+def render_html(result: CheckResult, *, title: str = "Benchmark health report",
+                svgs: Mapping[str, str] | None = None) -> str:
+    """The whole report as one self-contained HTML page.
+
+    Parameters
+    ----------
+    result : CheckResult
+        The check to report.
+    title : str
+        The page's title and heading.
+    svgs : mapping of str to str, optional
+        Charts already rendered to SVG, by the names of
+        :func:`evalvalidity.charts.result_charts` (rendered here when omitted).
+
+    Returns
+    -------
+    str
+        The HTML document: no script, no external resource.
+
+    Raises
+    ------
+    ParameterError
+        When ``title`` is empty.
+    """
+    if not isinstance(title, str) or not title.strip():
+        raise ParameterError(
+            f"The 'title' parameter of render_html must be a non-empty string. Got {title!r}."
+        )
+    if svgs is None:
+        svgs = {name: chart_svg(chart) for name, chart in result_charts(result).items()}
+    colour = VERDICT_COLOURS[result.verdict]
+    reasons = []
+    order = {"broken": 0, "warning": 1, "info": 2}
+    for r in sorted(result.reasons, key=lambda r: order.get(r.severity, 3)):
+        badge_colour = _SEVERITY_COLOUR.get(r.severity, PALETTE["grey"])
+        reasons.append(
+            f"<li><span class='badge' style='--c:{badge_colour}'>"
+            f"{_esc(_SEVERITY_LABEL.get(r.severity, r.severity))}</span>{_esc(r.message)}</li>")
+    numbers = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>"
+                      for k, v in _key_numbers(result))
+    figures = []
+    for name, svg in svgs.items():
+        caption = CHART_CAPTIONS.get(name, name)
+        figures.append(f"<figure id='chart-{_esc(name)}'><figcaption>{_esc(caption)}"
+                       f"</figcaption>{_strip_xml_declaration(svg)}</figure>")
+    notes = "".join(f"<li>{_esc(n)}</li>" for n in result.notes)
+    run = f" of {result.run_name}" if result.run_name else ""
+    meta = (f"{result.metric.name}{run}, {result.n_queries:,} queries, pool declared as "
+            f"{result.pool_kind}; evalvalidity report schema {result.schema_version}")
+    from evalvalidity import __version__
+
+    return "".join([
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>{_esc(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{_esc(title)}</h1><p class='meta'>{_esc(meta)}</p>",
+        f"<div class='verdict' id='verdict' style='--c:{colour}'>Benchmark health: "
+        f"<strong>{_esc(result.verdict)}</strong></div>",
+        f"<ul class='reasons'>{''.join(reasons)}</ul>",
+        f"<h2>Key numbers</h2><table>{numbers}</table>",
+        "<h2>Charts</h2>", "".join(figures) or "<p class='note'>No chart applies.</p>",
+        _comparison_table(result),
+        "<h2>Queries</h2>", _query_table(result),
+        f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "",
+        f"<p class='note'>Made by evalvalidity {_esc(__version__)}. Floors are exact expected "
+        "values under a uniformly random order of each query's pool (ties broken uniformly).</p>",
+        "</body></html>\n",
+    ])
+
+
+def _strip_xml_declaration(svg: str) -> str:
+    text = svg.lstrip()
+    if text.startswith("<?xml"):
+        text = text[text.index("?>") + 2:]
+    return text
+
+
+def write_report(result: CheckResult, out_dir: str | os.PathLike[str], *,
+                 title: str = "Benchmark health report") -> list[Path]:
+    """Write the report, the chart images, the JSON and the Markdown into ``out_dir``.
+
+    Parameters
+    ----------
+    result : CheckResult
+        The check to report.
+    out_dir : str or path-like
+        The folder to write into (created if missing; existing report files are replaced).
+    title : str
+        The report's title.
+
+    Returns
+    -------
+    list of pathlib.Path
+        Every file written: ``report.html``, ``check.json``, ``summary.md``, then
+        ``charts/<name>.svg`` and ``charts/<name>.png`` for each chart.
+
+    Raises
+    ------
+    ParameterError
+        When ``out_dir`` exists and is not a folder, or cannot be created.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ParameterError(f"The report folder {os.fspath(out)!r} exists and is not a folder.")
+    try:
+        (out / "charts").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ParameterError(f"Cannot create the report folder {os.fspath(out)!r}: {exc}.") \
+            from exc
+    charts = result_charts(result)
+    svgs = {name: chart_svg(chart) for name, chart in charts.items()}
+    written: list[Path] = []
+    page = out / "report.html"
+    page.write_text(render_html(result, title=title, svgs=svgs), encoding="utf-8")
+    written.append(page)
+    check = out / "check.json"
+    check.write_text(report.to_json(result) + "\n", encoding="utf-8")
+    written.append(check)
+    summary = out / "summary.md"
+    summary.write_text(report.to_markdown(result), encoding="utf-8")
+    written.append(summary)
+    for name, chart in charts.items():
+        svg_path = out / "charts" / f"{name}.svg"
+        svg_path.write_text(svgs[name], encoding="utf-8")
+        png_path = out / "charts" / f"{name}.png"
+        png_path.write_bytes(chart_png(chart))
+        written += [svg_path, png_path]
+    return written
+
+
+def report_zip(result: CheckResult, *, title: str = "Benchmark health report") -> bytes:
+    """Everything :func:`write_report` writes, as one zip archive (for a download button).
+
+    Returns
+    -------
+    bytes
+        A zip whose members are the relative paths of :func:`write_report`'s files.
+    """
+    import io
+    import tempfile
+    import zipfile
+
+    buffer = io.BytesIO()
+    with tempfile.TemporaryDirectory(prefix="evalvalidity-report-") as folder:
+        paths = write_report(result, folder, title=title)
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for path in paths:
+                archive.write(path, arcname=path.relative_to(folder).as_posix())
+    return buffer.getvalue()

@@ -1,0 +1,362 @@
+"""The dashboard, one AppTest per page (uploads included), the demo workspace, ``evalvalidity app``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalvalidity import demo
+from evalvalidity.cli import app as cli_app
+from evalvalidity.cli import main
+from evalvalidity.errors import ParameterError
+from evalvalidity.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app" / "main.py"
+TIMEOUT = 60  # DuckDB work takes longer than AppTest's default 3 s
+
+
+@pytest.fixture(scope="module")
+def demo_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo-workspace")
+    demo.build_demo(root, include=("toy", "pool8", "unitsbug"))
+    return root
+
+
+@pytest.fixture
+def app_on(monkeypatch):
+    """AppTests (separate browser sessions) on a given workspace."""
+    monkeypatch.setenv("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
+
+    def start(root: Path) -> AppTest:
+        monkeypatch.setenv("EVALVALIDITY_WORKSPACE", str(root))
+        return AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+
+    return start
+
+
+def _chart_titles(at: AppTest) -> list[str]:
+    return [json.loads(chart.proto.spec)["title"]["text"] for chart in at.get("vega_lite_chart")]
+
+
+def _texts(elements) -> str:
+    """The elements' text, without the backslashes that escape data in Markdown."""
+    return "\n".join(str(e.value) for e in elements).replace("\\", "")
+
+
+# ------------------------------------------------------------------------------ Health
+
+
+def test_health_opens_on_a_ready_example_and_switches_examples(app_on, demo_root):
+    at = app_on(demo_root).run()
+    assert not at.exception
+    assert at.selectbox(key="cfg_example").value == "Healthy toy benchmark"
+    assert "Verdict: HEALTHY" in at.success[0].value
+    titles = _chart_titles(at)
+    assert "Check 1: measured random score / exact floor" in titles
+    assert "Check 2: noise run / exact floor" in titles
+    assert "Headroom: floor, ceiling and the model on one axis" in titles
+
+    at.selectbox(key="cfg_example").select("A pool of 8: honest and worthless").run()
+    assert not at.exception
+    assert at.selectbox(key="cfg_pool_pools").value == "pool8.pools"
+    assert "Verdict: BROKEN" in at.error[0].value
+    assert "A random ranker scores 81 % of a perfect one" in _texts(at.markdown)
+
+
+def test_health_changing_k_answers_from_the_cache(app_on, demo_root, monkeypatch):
+    monkeypatch.syspath_prepend(str(APP.parent))
+    import state  # the module the app's pages import: the same object in this process
+    import streamlit as st
+
+    st.cache_data.clear()
+    calls = []
+    real = state.check_benchmark
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs["metric"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(state, "check_benchmark", counting)
+    at = app_on(demo_root).run()
+    at.number_input(key="cfg_k").set_value(5).run()
+    assert "rr@5" in at.success[0].value
+    at.number_input(key="cfg_k").set_value(10).run()
+    assert "rr@10" in at.success[0].value
+    assert calls == ["rr@10", "rr@5"]  # the second rr@10 came from the cache
+
+
+def test_health_applies_a_relevance_threshold(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.number_input(key="cfg_rel").set_value(2).run()
+    assert not at.exception
+    # Every toy judgement has grade 1: at grade >= 2 no query has gold.
+    assert "**Verdict: WARNING** — rr@10[rel>=2], 20 queries" in _texts(at.warning)
+    assert "20 queries have no gold item in the pool" in _texts(at.markdown)
+
+
+def test_health_shows_library_errors_as_messages(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.radio(key="cfg_pool_kind").set_value("units").run()
+    at.selectbox(key="cfg_pool_units").select("unitsbug.units").run()
+    assert not at.exception
+    assert ("ranked chunk ids are missing from units, first 'd087' (line 1)"
+            in _texts(at.error))
+    assert "Change the configuration on the Health page" in [
+        link.proto.label for link in at.get("page_link")]
+
+
+# --------------------------------------------------------------------------- Workspace
+
+RUN_WITH_A_BAD_LINE = b"q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5\nq2 Q0 d3 1 1.0 bm25\n"
+
+
+def test_workspace_upload_lists_rejected_rows_before_anything_lands(app_on, tmp_path):
+    root = tmp_path / "ws"
+    at = app_on(root).switch_page("views/workspace.py").run()
+    assert not at.exception
+    assert "No datasets yet" in _texts(at.info)
+    at.get("file_uploader")[0].set_value([("bm25.trec", RUN_WITH_A_BAD_LINE, "text/plain")])
+    at.run()
+    assert not at.exception
+    assert "Detected **run** in **trec** format · 2 good rows" in _texts(at.markdown)
+    assert "1 rows were rejected" in _texts(at.warning)
+    rejected = at.dataframe[0].value
+    assert rejected["line"].tolist() == [2]
+    assert "expected 6 fields" in rejected["reason"][0]
+    add = next(b for b in at.button if b.label == "Add to workspace")
+    assert add.disabled
+    assert Workspace(root).list(all_owners=True) == []  # nothing landed
+
+    next(c for c in at.checkbox if c.label.startswith("Drop the 1 rejected rows")).check().run()
+    next(b for b in at.button if b.label == "Add to workspace").click().run()
+    assert not at.exception
+    assert "Added bm25 (run)." in _texts(at.success)
+    stored = Workspace(root).list(all_owners=True)
+    assert [(d.name, d.n_rows, d.n_rejected) for d in stored] == [("bm25", 2, 1)]
+    assert stored[0].owner is not None
+    table = next(d for d in at.dataframe if "visibility" in d.value.columns).value
+    assert table["visibility"].tolist() == ["private to this session"]
+
+    other = app_on(root).switch_page("views/workspace.py").run()
+    assert "No datasets yet" in _texts(other.info)  # private to the first session
+
+    at.button(key="share").click().run()
+    assert "bm25 is now shared." in _texts(at.success)
+    other.run()
+    assert "No datasets yet" not in _texts(other.info)
+
+
+def test_workspace_rename_and_delete(app_on, tmp_path):
+    root = tmp_path / "ws"
+    Workspace(root).add(b"q1 0 d1 1\n", display_name="qrels.txt")
+    at = app_on(root).switch_page("views/workspace.py").run()
+    at.text_input(key="rename_to").input("judgements").run()
+    at.button(key="rename").click().run()
+    assert not at.exception
+    assert [d.name for d in Workspace(root).list()] == ["judgements"]
+    at.selectbox(key="manage_name").select("judgements").run()
+    at.text_input(key="rename_to").input("bad/name").run()
+    at.button(key="rename").click().run()
+    assert "Invalid dataset name 'bad/name'" in _texts(at.error)
+    at.checkbox(key="delete_sure").check().run()
+    at.button(key="delete").click().run()
+    assert "Deleted judgements." in _texts(at.success)
+    assert Workspace(root).list() == []
+
+
+def test_workspace_shows_a_file_it_cannot_read(app_on, tmp_path):
+    at = app_on(tmp_path / "ws").switch_page("views/workspace.py").run()
+    at.get("file_uploader")[0].set_value([("empty.trec", b"\n\n", "text/plain")])
+    at.run()
+    assert not at.exception
+    assert "empty.trec" in _texts(at.error)
+
+
+def test_workspace_adds_the_demo(app_on, tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(demo, "build_demo", lambda ws, progress=None: calls.append(ws.path))
+    root = tmp_path / "ws"
+    at = app_on(root).switch_page("views/workspace.py").run()
+    at.button(key="add_demo").click().run()
+    assert not at.exception
+    assert calls == [root]
+
+
+# ----------------------------------------------------------------------------- Queries
+
+
+def test_queries_filters_and_drills_down(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.selectbox(key="cfg_example").select("A pool of 8: honest and worthless").run()
+    at.switch_page("views/queries.py").run()
+    assert not at.exception
+    assert "20 of 20 queries" in _texts(at.caption)
+    at.multiselect(key="q_flags").select("pool_smaller_than_k").run()
+    assert "20 of 20 queries" in _texts(at.caption)
+    at.slider(key="q_gold").set_value((6, 6)).run()
+    table = next(d for d in at.dataframe if "floor_share" in d.value.columns).value
+    assert set(table["gold"]) == {6}
+    assert f"{len(table)} of 20 queries" in _texts(at.caption)
+    qid = at.selectbox(key="q_qid").value
+    assert qid == table["qid"].iloc[0]
+    formulas = [e.value for e in at.latex]
+    assert any("binom" in f for f in formulas)
+    floor = float(table["floor"].iloc[0])
+    assert any(f"= {floor:.6g}" in f for f in formulas)
+    ranking = next(d for d in at.dataframe if "gold" in d.value.columns
+                   and "position" in d.value.columns).value
+    assert ranking["position"].tolist() == list(range(1, len(ranking) + 1))
+    assert (ranking["gold"] == "★ gold").sum() == 6
+    assert "Multi-gold queries and the floor" in _chart_titles(at)
+
+
+# ------------------------------------------------------------------------- Diagnostics
+
+
+def test_diagnostics_shows_inferred_n_and_the_units_bug(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.selectbox(key="cfg_example").select(
+        "The units bug: chunks counted, files scored").run()
+    at.switch_page("views/diagnostics.py").run()
+    assert not at.exception
+    titles = _chart_titles(at)
+    assert "Inferred pool size N" in titles
+    assert "Check 1: the measured distribution against the exact one" in titles
+    assert "Your harness counts documents (≈ 218), not chunks (1,052)" in _texts(at.warning)
+    assert at.metric[0].label == "Inferred N"
+
+
+# ----------------------------------------------------------------------------- Compare
+
+
+def test_compare_tells_two_runs_apart(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.switch_page("views/compare.py").run()
+    assert "Choose at least one more run" in _texts(at.info)
+    at.multiselect(key="c_runs").select("toy.noise").run()
+    assert not at.exception
+    assert "Can the benchmark tell the runs apart?" in _chart_titles(at)
+    assert "The benchmark tells toy.model and toy.noise apart" in _texts(at.success)
+    pairs = next(d for d in at.dataframe if "pair" in d.value.columns).value
+    assert pairs["pair"].tolist() == ["toy.model − toy.noise"]
+    assert bool(pairs["significant"].iloc[0])
+
+
+# ------------------------------------------------------------------------------ Report
+
+
+def test_report_offers_every_download(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.switch_page("views/report.py").run()
+    assert not at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[:4] == ["Download the HTML report", "check.json", "summary.md",
+                          "Everything (zip)"]
+    charts_offered = labels[4:]
+    assert len(charts_offered) >= 14 and set(charts_offered) == {"PNG", "SVG"}
+    assert at.text_input(key="r_title").value.startswith("Benchmark health: toy.model")
+    assert "### ✅ Benchmark health: **healthy**" in at.code[0].value
+
+
+def test_seven_thousand_queries_render_on_every_page(app_on, tmp_path):
+    n = 7000
+    qrels = "".join(f"q{i} 0 d{j} 1\n" for i in range(n) for j in range(1 + i % 3))
+    run = "".join(f"q{i} Q0 {'d0' if j == 0 else f'x{i}-{j}'} {j + 1} {10 - j} r\n"
+                  for i in range(n) for j in range(10))
+    ws = Workspace(tmp_path / "ws")
+    ws.add(qrels.encode(), name="big.qrels", kind="qrels")
+    ws.add(run.encode(), name="big.run", kind="run")
+    demo.save_presets(ws, [demo.Preset("big", "7,000 queries", "", run="big.run",
+                                       qrels="big.qrels", pool_kind="corpus", pool=5000,
+                                       seeds=2)])
+    at = app_on(tmp_path / "ws").run()
+    assert not at.exception
+    assert "7,000 queries" in at.success[0].value
+    for page in ("queries", "diagnostics", "report"):
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, page
+        assert at.get("vega_lite_chart") or page == "report", page
+    at.switch_page("views/queries.py").run()
+    table = next(d for d in at.dataframe if "floor_share" in d.value.columns).value
+    assert len(table) == n
+
+
+def test_pages_without_a_benchmark_point_to_the_workspace(app_on, tmp_path):
+    at = app_on(tmp_path / "empty").run()
+    assert "The workspace holds no judgements yet" in _texts(at.info)
+    for page in ("queries", "diagnostics", "compare", "report"):
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception
+        assert "No benchmark is configured yet" in _texts(at.info), page
+
+
+# -------------------------------------------------------------------- demo and the CLI
+
+
+def test_build_demo_is_idempotent_and_records_presets(tmp_path):
+    added = demo.build_demo(tmp_path, include=("pool8",))
+    assert [d.name for d in added] == ["pool8.model", "pool8.noise", "pool8.qrels",
+                                       "pool8.pools"]
+    assert [p.name for p in demo.load_presets(tmp_path)] == ["pool8"]
+    assert demo.is_built(tmp_path)
+    assert demo.build_demo(tmp_path, include=("pool8",)) == []
+
+
+def test_build_demo_refuses_a_name_taken_by_other_content(tmp_path):
+    Workspace(tmp_path).add(b"q1 0 d1 1\n", name="toy.qrels", kind="qrels")
+    with pytest.raises(ParameterError, match="already holds a dataset named 'toy.qrels' with "
+                       "other content"):
+        demo.build_demo(tmp_path, include=("toy",))
+
+
+def test_build_demo_generates_the_writeup_without_the_data_folder(tmp_path):
+    demo.build_demo(tmp_path / "ws", data_dir=tmp_path / "nowhere", include=("toy",))
+    assert [d.name for d in Workspace(tmp_path / "ws").list()] == ["toy.model", "toy.noise",
+                                                                   "toy.qrels"]
+
+
+def test_demo_rejects_unknown_examples_and_broken_presets(tmp_path):
+    with pytest.raises(ParameterError, match="Unknown demo example 'msmarco'"):
+        demo.build_demo(tmp_path, include=("msmarco",))
+    with pytest.raises(ParameterError, match="needs its size as an int >= 1"):
+        demo.Preset("x", "x", "x", run=None, qrels="q", pool_kind="corpus", pool="200")
+    (tmp_path / "presets.json").write_text("{not json")
+    with pytest.raises(ParameterError, match="Cannot read the presets"):
+        demo.load_presets(tmp_path)
+
+
+def test_app_command_finds_the_app_and_builds_the_demo_first(tmp_path, monkeypatch):
+    root, script = cli_app.locate_app()
+    assert script == APP and root == ROOT
+    assert (root / ".streamlit" / "config.toml").is_file()
+    built, served = [], []
+    monkeypatch.setattr(demo, "build_demo", lambda ws: built.append(ws) or [])
+    monkeypatch.setattr(cli_app.subprocess, "call",
+                        lambda cmd, cwd, env: served.append((cmd, cwd, env)) or 0)
+    assert main(["app", "--workspace", str(tmp_path / "ws"), "--port", "8599"]) == 0
+    assert built == [(tmp_path / "ws").resolve()]
+    cmd, cwd, env = served[0]
+    assert cmd[1:5] == ["-m", "streamlit", "run", str(APP)]
+    assert cmd[cmd.index("--server.port") + 1] == "8599"
+    assert cwd == ROOT
+    assert env["EVALVALIDITY_WORKSPACE"] == str((tmp_path / "ws").resolve())
+
+
+def test_app_command_rejects_a_bad_port(capsys):
+    assert main(["app", "--port", "70000", "--no-demo"]) == 2
+    assert "--port must be between 1 and 65535" in capsys.readouterr().err
+
+
+def test_streamlit_config_allows_a_gigabyte_and_watches_no_files():
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] >= 1024
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["server"]["headless"] is True
+    assert config["browser"]["gatherUsageStats"] is False
+    assert config["theme"]["primaryColor"]
