@@ -53,6 +53,7 @@ credit for being split into more chunks.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -191,7 +192,8 @@ def _where(line: Any, row: int) -> str:
 def _numbered(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table | pads.Dataset) -> None:
     """Register ``table`` with a 1-based ``_row`` column (only on error paths: it costs a copy)."""
     if isinstance(table, pads.Dataset):
-        # Scans keep the dataset's order (DuckDB preserves insertion order by default).
+        # Row numbers follow the dataset's order only while DuckDB preserves insertion order.
+        con.execute("SET preserve_insertion_order = true")
         con.register(f"{name}_source", table)
         con.execute(f"CREATE TEMP VIEW {name} AS SELECT *, row_number() OVER () AS _row"
                     f" FROM {name}_source")
@@ -421,6 +423,10 @@ def _connect(run: pa.Table | pads.Dataset, qrels: pa.Table | None, units: pa.Tab
     con.execute("SET enable_progress_bar = false")
     if memory_limit is not None:
         con.execute("SET memory_limit = ?", [memory_limit])
+        # Spill into the system's temporary folder, never the working directory, and never
+        # more than it can take.
+        con.execute("SET temp_directory = ?", [tempfile.gettempdir()])
+        con.execute("SET preserve_insertion_order = false")
     con.register("run", run)
     if qrels is not None:
         con.register("qrels", qrels)
@@ -653,7 +659,14 @@ def _score(
         rows_of[at[known]] = np.asarray(counts["n"])[known]
         pairs = float(np.dot(judged.relevant_count(1).astype(np.float64), rows_of))
         if pairs <= _COUNTING_LIMIT * max(n_ranked_rows, 1):
-            hits_sql = _counting_sql(ties, relevant)
+            # The retrieved relevant items are few: materialised first, they are what the join
+            # builds its hash table on (a streamed dataset's size is unknown to the planner).
+            con.execute(
+                f"""CREATE TEMP TABLE hit_items AS
+                    SELECT r.qid, r.docid, r.score, r.rank, j.rel FROM run r
+                    JOIN {relevant} j USING (qid, docid)"""
+            )
+            hits_sql = _counting_sql(ties)
     else:
         # The ranking is computed once and also counted, for the number of dropped chunks.
         hits_sql = f"""
@@ -699,7 +712,7 @@ def _score(
     )
 
 
-def _counting_sql(ties: str, relevant: str) -> str:
+def _counting_sql(ties: str) -> str:
     """SQL of the hits' positions (or tie groups) by counting the items ranked before them."""
     if ties == "trec_eval":
         found = ("1 + count_if(o.score > h.score OR (o.score = h.score AND o.docid > h.docid))"
@@ -710,9 +723,7 @@ def _counting_sql(ties: str, relevant: str) -> str:
         found = ("1 + count_if(o.score > h.score) AS tie_start,"
                  " count_if(o.score = h.score) AS tie_size")
     return f"""
-        WITH h AS (SELECT r.qid, r.docid, r.score, r.rank, j.rel FROM run r
-                   JOIN {relevant} j USING (qid, docid))
-        SELECT s.qi, {found}, h.rel, 0 AS n_documents FROM h
+        SELECT s.qi, {found}, h.rel, 0 AS n_documents FROM hit_items h
         JOIN run o USING (qid) JOIN scored s USING (qid)
         GROUP BY s.qi, h.docid, h.rel, h.score, h.rank"""
 
