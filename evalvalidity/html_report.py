@@ -210,15 +210,16 @@ def _query_table(result: CheckResult) -> str:
     head = ("<tr><th>query</th><th>N</th><th>G</th><th>floor</th><th>ceiling</th>"
             "<th>model</th><th>flags</th></tr>")
     body = []
-    for row in shown.itertuples(index=False):
+    records: list[dict[Any, Any]] = shown.to_dict("records")
+    for row in records:
         flags = ", ".join(
             f"<span title='{_esc(report.FLAG_TEXT.get(f, f))}'>{_esc(f)}</span>"
-            for f in str(row.flags).split(", ") if f)
+            for f in str(row["flags"]).split(", ") if f)
         body.append(
-            f"<tr><td>{_esc(row.qid)}</td><td class='num'>{int(row.pool_size):,}</td>"
-            f"<td class='num'>{int(row.gold)}</td><td class='num'>{_num(row.floor)}</td>"
-            f"<td class='num'>{_num(row.ceiling)}</td><td class='num'>{_num(row.model)}</td>"
-            f"<td>{flags}</td></tr>")
+            f"<tr><td>{_esc(row['qid'])}</td><td class='num'>{int(row['pool_size']):,}</td>"
+            f"<td class='num'>{int(row['gold'])}</td><td class='num'>{_num(row['floor'])}</td>"
+            f"<td class='num'>{_num(row['ceiling'])}</td><td class='num'>{_num(row['model'])}"
+            f"</td><td>{flags}</td></tr>")
     what = ("flagged queries" if not flagged.empty else "queries")
     total = len(flagged) if not flagged.empty else len(frame)
     caption = (f"The first {len(shown):,} of {total:,} {what}, by their share of the floor."
