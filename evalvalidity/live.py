@@ -549,6 +549,28 @@ def _embedded(embed: Callable[[list[str]], Any], ids: list[str], texts: list[str
     return array
 
 
+def _check_embed(embed: Any, func: str) -> None:
+    if not callable(embed):
+        raise ParameterError(
+            f"The 'embed' parameter of {func} must be callable as embed(texts: list[str]). "
+            f"Got {type(embed).__name__} instead."
+        )
+
+
+def _embed_both(embed: Callable[[list[str]], Any], corpus_ids: list[str],
+                corpus_texts: list[str], query_ids: list[str],
+                query_texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Embed the corpus, then the queries, and check the two agree on the dimension."""
+    corpus_vectors = _embedded(embed, corpus_ids, corpus_texts, "corpus texts")
+    query_vectors = _embedded(embed, query_ids, query_texts, "query texts")
+    if corpus_vectors.shape[1] != query_vectors.shape[1]:
+        raise ParameterError(
+            f"embed must return vectors of one dimension. Got {corpus_vectors.shape[1]} for the "
+            f"corpus and {query_vectors.shape[1]} for the queries instead."
+        )
+    return corpus_vectors, query_vectors
+
+
 def embed_and_rank(
     embed: Callable[[list[str]], Any],
     corpus: Mapping[str, str] | Sequence[tuple[str, str]],
@@ -609,11 +631,7 @@ def embed_and_rank(
     (4, True)
     """
     func = "embed_and_rank"
-    if not callable(embed):
-        raise ParameterError(
-            f"The 'embed' parameter of {func} must be callable as embed(texts: list[str]). "
-            f"Got {type(embed).__name__} instead."
-        )
+    _check_embed(embed, func)
     corpus_ids, corpus_texts = _texts_by_id(corpus, "corpus", func)
     query_ids, query_texts = _texts_by_id(queries, "queries", func)
     k = _int_at_least(k, 1, "k", func)
@@ -624,14 +642,8 @@ def embed_and_rank(
     generator = _generator(rng, func)
     if batch_size is not None:
         batch_size = _int_at_least(batch_size, 1, "batch_size", func)
-
-    corpus_vectors = _embedded(embed, corpus_ids, corpus_texts, "corpus texts")
-    query_vectors = _embedded(embed, query_ids, query_texts, "query texts")
-    if corpus_vectors.shape[1] != query_vectors.shape[1]:
-        raise ParameterError(
-            f"embed must return vectors of one dimension. Got {corpus_vectors.shape[1]} for the "
-            f"corpus and {query_vectors.shape[1]} for the queries instead."
-        )
+    corpus_vectors, query_vectors = _embed_both(embed, corpus_ids, corpus_texts, query_ids,
+                                                query_texts)
     if noise:
         corpus_vectors = _noise_like(corpus_vectors, generator)
         query_vectors = _noise_like(query_vectors, generator)
@@ -753,11 +765,7 @@ def noise_test(
     from evalvalidity.checks import PoolSpec, check_benchmark
 
     func = "noise_test"
-    if not callable(embed):
-        raise ParameterError(
-            f"The 'embed' parameter of {func} must be callable as embed(texts: list[str]). "
-            f"Got {type(embed).__name__} instead."
-        )
+    _check_embed(embed, func)
     corpus_ids, corpus_texts = _texts_by_id(corpus, "corpus", func)
     query_ids, query_texts = _texts_by_id(queries, "queries", func)
     k = _int_at_least(k, 1, "k", func)
@@ -766,13 +774,8 @@ def noise_test(
     qrels_table = _qrels_table(qrels, func)
     if progress:
         progress(0.0, "Embedding the corpus and the queries")
-    corpus_vectors = _embedded(embed, corpus_ids, corpus_texts, "corpus texts")
-    query_vectors = _embedded(embed, query_ids, query_texts, "query texts")
-    if corpus_vectors.shape[1] != query_vectors.shape[1]:
-        raise ParameterError(
-            f"embed must return vectors of one dimension. Got {corpus_vectors.shape[1]} for the "
-            f"corpus and {query_vectors.shape[1]} for the queries instead."
-        )
+    corpus_vectors, query_vectors = _embed_both(embed, corpus_ids, corpus_texts, query_ids,
+                                                query_texts)
     real = _rank(query_ids, corpus_ids, query_vectors, corpus_vectors, k, batch_size, False)
     generator = np.random.default_rng([seed, 1])
     noise = _rank(query_ids, corpus_ids, _noise_like(query_vectors, generator),
