@@ -407,10 +407,14 @@ def _build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> _Benchm
     rel = qrels.column("rel").to_numpy(zero_copy_only=False).astype(np.int64)
     if len(qid) == 0:
         raise InputDataError("The judgements hold no rows.")
-    qids, qindex = np.unique(qid.astype(str), return_inverse=True)
+    if any(q is None for q in qid) or any(d is None for d in docid):
+        raise InputDataError("The judgements hold rows without a qid or a docid.")
+    # Ids stay Python str in object arrays: numpy's fixed-width 'U' strings drop trailing NULs.
+    qids, qindex = np.unique(qid, return_inverse=True)
     n_queries = len(qids)
     # Duplicate judgement rows (same query and item): counted per query, kept once.
-    pair_key = np.char.add(np.char.add(qid.astype(str), "\x1f"), docid.astype(str))
+    _, dindex = np.unique(docid, return_inverse=True)
+    pair_key = qindex.astype(np.int64) * (int(dindex.max(initial=0)) + 1) + dindex
     _, first_index, pair_counts = np.unique(pair_key, return_index=True, return_counts=True)
     duplicated = np.bincount(qindex[first_index], weights=pair_counts - 1,
                              minlength=n_queries).astype(np.int64)
@@ -432,7 +436,7 @@ def _build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> _Benchm
     elif kind == "pools":
         assert pool.pools is not None
         pools = conform(pool.pools, "pools")
-        pq = _strings(pools.column("qid")).astype(str)
+        pq = _strings(pools.column("qid"))
         ps = pools.column("pool_size").to_numpy(zero_copy_only=False).astype(np.int64)
         lookup = dict(zip(pq.tolist(), ps.tolist(), strict=True))
         missing = [q for q in qids.tolist() if q not in lookup]
@@ -448,8 +452,8 @@ def _build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> _Benchm
     elif kind == "candidates":
         assert pool.candidates is not None
         cands = conform(pool.candidates, "candidates")
-        cq = _strings(cands.column("qid")).astype(str)
-        cd = _strings(cands.column("docid")).astype(str)
+        cq = _strings(cands.column("qid"))
+        cd = _strings(cands.column("docid"))
         lists: dict[str, set[str]] = {}
         for q, d in zip(cq.tolist(), cd.tolist(), strict=True):
             lists.setdefault(q, set()).add(d)
@@ -470,15 +474,15 @@ def _build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> _Benchm
     else:
         assert pool.units is not None
         units = conform(pool.units, "units")
-        chunk_ids = _strings(units.column("chunk_id")).astype(str)
-        chunk_doc_ids = _strings(units.column("doc_id")).astype(str)
+        chunk_ids = _strings(units.column("chunk_id"))
+        chunk_doc_ids = _strings(units.column("doc_id"))
         doc_ids, chunk_doc = np.unique(chunk_doc_ids, return_inverse=True)
         chunk_counts = np.bincount(chunk_doc, minlength=len(doc_ids)).astype(np.int64)
         declared_chunks = len(chunk_ids)
         declared_documents = len(doc_ids)
-        pos = np.searchsorted(doc_ids, docid.astype(str))
+        pos = np.searchsorted(doc_ids, docid)
         pos_clipped = np.minimum(pos, len(doc_ids) - 1)
-        known = doc_ids[pos_clipped] == docid.astype(str)
+        known = doc_ids[pos_clipped] == docid
         in_pool = positive_mask & known
         extra.update(doc_ids=doc_ids, chunk_counts=chunk_counts, chunk_ids=chunk_ids,
                      chunk_doc=chunk_doc.astype(np.int64))
@@ -641,10 +645,10 @@ def _score_samples(sample: simulate.PrefixSample, namer: Callable[[np.ndarray, n
         "line": pa.nulls(len(names), pa.int64()),
     })
     qrels = conform(qrels, "qrels")
-    qq = _strings(qrels.column("qid")).astype(str)
-    qindex = np.searchsorted(bench.qids.astype(str), qq)
+    qq = _strings(qrels.column("qid"))
+    qindex = np.searchsorted(bench.qids, qq)
     qindex = np.minimum(qindex, len(bench.qids) - 1)
-    qrels_known = bench.qids.astype(str)[qindex] == qq
+    qrels_known = bench.qids[qindex] == qq
     # Replicate each query's judgements for each of its samples.
     samples_by_query = _split(np.arange(sample.n_samples), sample.query, len(bench.qids))
     rows = np.flatnonzero(qrels_known)
@@ -802,18 +806,18 @@ def _harness_check1(bench: _Benchmark, floor: Floor, metric: Metric, harness: pa
                 f"{metric.report_name}. Choose the metric that matches one of them."
             )
         harness = harness.filter(pc.equal(harness.column("measure"), chosen_measure))
-    qid = _strings(harness.column("qid")).astype(str)
+    qid = _strings(harness.column("qid"))
     value = harness.column("value").to_numpy(zero_copy_only=False).astype(np.float64)
     if not np.all(np.isfinite(value)):
         raise InputDataError("The harness output holds values that are NaN or infinite.")
-    known = np.isin(qid, bench.qids.astype(str))
+    known = np.isin(qid, bench.qids)
     ignored = len(np.unique(qid[~known]))
     qid, value = qid[known], value[known]
     if len(qid) == 0:
         raise InputDataError(
             "None of the harness output's query ids occur in the judgements."
         )
-    qindex = np.searchsorted(bench.qids.astype(str), qid)
+    qindex = np.searchsorted(bench.qids, qid)
     n = len(bench.qids)
     counts = np.bincount(qindex, minlength=n)
     present = counts > 0
@@ -830,7 +834,7 @@ def _harness_check1(bench: _Benchmark, floor: Floor, metric: Metric, harness: pa
         se = float(np.sqrt(np.sum(var / c))) / q
     else:
         se = float(np.sqrt(np.sum(floor.variance[present] / counts[present]))) / q
-    missing = tuple(bench.qids[~present].astype(str).tolist())
+    missing = tuple(bench.qids[~present].tolist())
     if missing:
         notes.append(
             f"The harness output has no values for {len(missing):,} judged quer"
@@ -934,13 +938,13 @@ def _diagnose(inferred: InferredN, pool: PoolSpec, check_passed: bool) -> str | 
 
 def _aligned(result: Any, metric: Metric, qids: np.ndarray) -> np.ndarray:
     lookup = dict(zip(result.qids.tolist(), result.values[metric.name].tolist(), strict=True))
-    return np.array([lookup.get(q, 0.0) for q in qids.astype(str).tolist()], dtype=np.float64)
+    return np.array([lookup.get(q, 0.0) for q in qids.tolist()], dtype=np.float64)
 
 
 def _tied_queries(run: pa.Table) -> tuple[int, bool]:
     """Queries whose run holds tied scores, and whether any query's scores are all equal."""
     run = conform(run, "run")
-    qid = _strings(run.column("qid")).astype(str)
+    qid = _strings(run.column("qid"))
     score = run.column("score").to_numpy(zero_copy_only=False)
     key_q, qinv = np.unique(qid, return_inverse=True)
     pairs = np.unique(np.stack([qinv.astype(np.float64), score]), axis=1)
@@ -1024,7 +1028,8 @@ def _triage(bench: _Benchmark, floor: Floor, metric: Metric, model: np.ndarray |
         if noise is not None and z[i] >= 3:
             row.append("noise_above_floor")
         flags.append(tuple(row))
-    order = np.lexsort((bench.qids.astype(str), -share))
+    # bench.qids is sorted, so its index is the query id's order.
+    order = np.lexsort((np.arange(n), -share))
     return QueryTable(
         qid=bench.qids[order], pool_size=bench.pool_size[order], gold=bench.gold[order],
         judged=bench.judged[order], k=k, floor=expected[order], floor_std=std[order],
@@ -1412,7 +1417,7 @@ def noise_runs(qrels: pa.Table, pool: PoolSpec, n_seeds: int, *, depth: int = 10
     bench = _build_benchmark(qrels, pool, parse_metric("rr"))
     layout, namer = _layout(bench, pool)
     rng = np.random.default_rng(seed)
-    qids = bench.qids.astype(str)
+    qids = bench.qids
     for s in range(n_seeds):
         items, query = [], []
         for q in range(layout.n_queries):

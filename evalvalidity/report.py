@@ -292,8 +292,29 @@ def to_text(result: CheckResult) -> str:
 
 
 def _md_escape(text: str) -> str:
+    """Escape the package's own sentences for a Markdown line (they hold no user text)."""
+    text = " ".join(text.splitlines())
     return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-            .replace(">", "&gt;").replace("\n", " "))
+            .replace(">", "&gt;"))
+
+
+_MD_ID_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "\\": "\\\\",
+                  **{c: f"&#{ord(c)};" for c in "[]`*_~#"}}
+
+
+def _md_id(text: str) -> str:
+    r"""Show a user's id (a query id, a run name) in a Markdown table cell as the text it is.
+
+    HTML and the table's ``|`` are escaped, characters Markdown could read as a link, code,
+    emphasis or a heading become numeric character references, and line breaks and other
+    control characters become spaces, so an id can neither end its row nor render as markup.
+
+    >>> _md_id("[x](y) *b* `c` <i>|")
+    '&#91;x&#93;(y) &#42;b&#42; &#96;c&#96; &lt;i&gt;\\|'
+    """
+    return "".join(
+        _MD_ID_ESCAPES.get(c, " " if ord(c) < 32 or ord(c) == 127 else c) for c in text
+    )
 
 
 def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
@@ -321,7 +342,7 @@ def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
         f"| floor / ceiling | {_fmt(head.floor_over_ceiling, 3)} |",
     ]
     if head.model is not None:
-        out.append(f"| model ({_md_escape(result.run_name or 'run')}) | {_fmt(head.model)} |")
+        out.append(f"| model ({_md_id(result.run_name or 'run')}) | {_fmt(head.model)} |")
     if head.adjusted is not None:
         out.append(f"| chance-adjusted score | {head.adjusted.format(3)} |")
     if result.harness is not None:
@@ -345,7 +366,7 @@ def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
                 "| qid | N | G | floor | model | flags |", "|---|---|---|---|---|---|"]
         for i in flagged:
             out.append(
-                f"| {_md_escape(str(t.qid[i]))} | {int(t.pool_size[i]):,} | {int(t.gold[i])} | "
+                f"| {_md_id(str(t.qid[i]))} | {int(t.pool_size[i]):,} | {int(t.gold[i])} | "
                 f"{_fmt(float(t.floor[i]))} | {_fmt(float(t.model[i]))} | "
                 f"{', '.join(t.flags[i])} |"
             )

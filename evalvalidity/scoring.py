@@ -634,7 +634,7 @@ def _score(
     n_queries = len(qids)
     con.register("scored", pa.table({"qid": pa.array(qids, pa.string()),
                                      "qi": pa.array(np.arange(n_queries, dtype=np.int64))}))
-    counted = np.asarray(counts["qid"], dtype=object).astype(str)
+    counted = np.asarray(counts["qid"], dtype=object)
     n_ranked_rows = int(np.asarray(counts["n"])[np.isin(counted, judged_qids)].sum())
     relevant = "(SELECT DISTINCT qid, docid, rel FROM qrels WHERE rel >= 1)"
     judged_items = con.sql(
@@ -729,8 +729,12 @@ def _counting_sql(ties: str) -> str:
 
 
 def _strings(values: Any) -> np.ndarray:
-    """Sorted unique str array (code-point order = UTF-8 byte order = trec_eval's strcmp)."""
-    return np.unique(np.asarray(values, dtype=object).astype(str))
+    """Sorted unique str array (code-point order = UTF-8 byte order = trec_eval's strcmp).
+
+    An object array of Python str: numpy's fixed-width 'U' strings would drop trailing NULs,
+    and pyarrow cuts a 'U' string at its first NUL.
+    """
+    return np.array(sorted(set(np.asarray(values, dtype=object).tolist())), dtype=object)
 
 
 def _tied_hits(query: np.ndarray, start: np.ndarray, size: np.ndarray, grade: np.ndarray
