@@ -24,6 +24,10 @@ Each may be gzip-compressed (recognised by its magic bytes). A UTF-8 byte-order 
 line endings are accepted. When the content fits several kinds the reader raises and asks for
 ``kind=`` rather than guessing.
 
+Reading is bounded: :class:`Limits` caps the file's size, what it decompresses to (checked while
+it streams, so a gzip bomb costs megabytes), the longest line, a JSON document's size and
+nesting, and DuckDB's memory; each refusal names the file and the limit.
+
 Every bad row is counted and the first ones kept with their line number and reason. By default
 a read with bad rows raises :class:`RejectedRowsError`; with ``drop_bad_rows=True`` it keeps the
 good rows and records what it dropped. Repeated keys are checked on the whole table: a
@@ -44,6 +48,7 @@ evalvalidity.errors.FileFormatError: qrels.txt: this looks like TREC qrels (4 fi
 from __future__ import annotations
 
 from evalvalidity.ingest._crosscheck import CrossCheck, cross_check
+from evalvalidity.ingest._limits import DEFAULT_LIMITS, Limits
 from evalvalidity.ingest._load import load
 from evalvalidity.ingest._read import read
 from evalvalidity.ingest._result import (
@@ -66,12 +71,14 @@ from evalvalidity.ingest._typed import (
 
 __all__ = [
     "CORPUS_SIZE_SCHEMA",
+    "DEFAULT_LIMITS",
     "FORMATS",
     "KINDS",
     "MAX_KEPT_REJECTED",
     "MAX_SHOWN_REJECTED",
     "CrossCheck",
     "Ingested",
+    "Limits",
     "RejectedRow",
     "RejectedRowsError",
     "cross_check",

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from evalvalidity.errors import FileFormatError, ParameterError
+from evalvalidity.ingest._limits import exceeds_depth
 from evalvalidity.ingest._source import BOM, PARQUET_MAGIC, Source
 from evalvalidity.ingest._spec import (
     ALIASES,
@@ -32,7 +33,9 @@ SAMPLE_BYTES = 1 << 18
 SAMPLE_LINES = 200
 
 _FLOAT = re.compile(
-    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:nan|inf|infinity)"
+    # "[0-9]+(?:\.[0-9]*)?", not "[0-9]+\.?[0-9]*": the latter splits a run of digits in
+    # every way before failing, quadratic time (64 KB of digits took a minute)
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:nan|inf|infinity)"
 )
 _INT = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
 _LINE_BREAK = re.compile(r"\r\n|\n|\r")
@@ -409,14 +412,22 @@ def _detect_parquet(source: Source, kind: str | None) -> Detected:
     return _from_header(source, "parquet", kind, cells, rows)
 
 
+def _loads_or_none(text: str, max_depth: int) -> object:
+    """``json.loads(text)``, or None when it is not JSON or nests deeper than ``max_depth``."""
+    if exceeds_depth(text, max_depth):
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # ValueError: bad JSON, or an int of 4300+ digits
+        return None
+
+
 def _detect_json(
     source: Source, lines: list[tuple[int, str]], kind: str | None, fmt: str | None
 ) -> Detected:
     first_no, first = lines[0]
-    try:
-        obj = json.loads(first)
-    except json.JSONDecodeError:
-        obj = None
+    max_depth = source.limits.max_json_depth
+    obj = _loads_or_none(first, max_depth)
     if fmt == "jsonl" or (
         fmt is None
         and isinstance(obj, dict)
@@ -430,10 +441,7 @@ def _detect_json(
         cells = list(obj)
         rows: list[list[str]] = []
         for _, text in lines:
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError:
-                continue
+            row = _loads_or_none(text, max_depth)
             if isinstance(row, dict):
                 rows.append([str(row.get(c, "")) for c in cells])
         return _from_header(source, "jsonl", kind, cells, rows)

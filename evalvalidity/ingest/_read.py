@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 
+from evalvalidity._atomic import is_disk_full
 from evalvalidity.errors import FileFormatError
 from evalvalidity.ingest._detect import Detected, detect, sample_lines
+from evalvalidity.ingest._limits import Limits
 from evalvalidity.ingest._records import read_json_document, read_parquet
 from evalvalidity.ingest._result import Ingested, RejectedRowsError
 from evalvalidity.ingest._sink import MemorySink, ParquetSink, Sink
-from evalvalidity.ingest._source import Source, SourceLike
+from evalvalidity.ingest._source import PARQUET_MAGIC, Source, SourceLike
 from evalvalidity.ingest._text import read_exact, read_fast, read_jsonl
 from evalvalidity.ingest._validate import RejectLog, table_checks
 
@@ -57,7 +60,48 @@ def ingest(
     con: duckdb.DuckDBPyConnection,
     sha256: str | None = None,
 ) -> tuple[Ingested, Sink]:
-    """Read ``source`` into a sink made by ``make_sink(kind)``; see :func:`read`."""
+    """Read ``source`` into a sink made by ``make_sink(kind)``; see :func:`read`.
+
+    Running out of memory (Python's, or DuckDB's ``Limits.memory_limit``) is reported as a
+    :class:`FileFormatError` naming the file.
+    """
+    try:
+        return _ingest(
+            source,
+            make_sink,
+            kind=kind,
+            fmt=fmt,
+            drop_bad_rows=drop_bad_rows,
+            progress=progress,
+            con=con,
+            sha256=sha256,
+        )
+    except duckdb.OutOfMemoryException as exc:
+        if is_disk_full(exc):  # it could not spill: the caller reports a full disk
+            raise
+        raise FileFormatError(
+            source.name,
+            None,
+            f"checking the file needs more memory than the {source.limits.memory_limit} DuckDB"
+            " may use (Limits.memory_limit)",
+        ) from exc
+    except MemoryError as exc:  # pyarrow's ArrowMemoryError too
+        raise FileFormatError(
+            source.name, None, "reading the file needs more memory than this machine has left"
+        ) from exc
+
+
+def _ingest(
+    source: Source,
+    make_sink: Callable[[str], Sink],
+    *,
+    kind: str | None,
+    fmt: str | None,
+    drop_bad_rows: bool,
+    progress: Progress | None,
+    con: duckdb.DuckDBPyConnection,
+    sha256: str | None = None,
+) -> tuple[Ingested, Sink]:
     if progress is not None:
         progress = _monotonic(progress)
     digest = source.sha256_in_background() if sha256 is None else None
@@ -139,13 +183,20 @@ def read(
     display_name: str | None = None,
     drop_bad_rows: bool = False,
     progress: Progress | None = None,
+    limits: Limits | None = None,
 ) -> Ingested:
     """Read a run, qrels, pool metadata or harness output into a canonical table.
 
-    See :mod:`evalvalidity.ingest` for the formats and the checks.
+    See :mod:`evalvalidity.ingest` for the formats and the checks, and
+    :class:`~evalvalidity.ingest.Limits` for what a read may cost (``limits``; default
+    :data:`~evalvalidity.ingest.DEFAULT_LIMITS`).
     """
-    src = Source(source, display_name)
-    with connect() as con:
+    src = Source(source, display_name, limits)
+    # DuckDB spills past its memory limit; by default into ./.tmp, wherever the caller is
+    with (
+        tempfile.TemporaryDirectory(prefix="evalvalidity-spill-") as spill,
+        connect(src.limits.memory_limit, spill) as con,
+    ):
         result, _ = ingest(
             src,
             MemorySink,
@@ -163,8 +214,23 @@ STREAM_THRESHOLD_BYTES = 1 << 30
 
 
 def estimated_text_bytes(source: Source) -> int:
-    """The decompressed size: exact for plain files, from the gzip trailer otherwise."""
+    """The decompressed size: exact for plain files, from the gzip trailer otherwise.
+
+    For a Parquet file, the uncompressed size its metadata declares (the reader stops it at
+    ``Limits.max_compression_ratio`` if it lies).
+    """
     if source.compression != "gzip":
+        if source.path is not None and source.head(4) == PARQUET_MAGIC:
+            import pyarrow.parquet as pq
+
+            try:
+                metadata = pq.ParquetFile(source.path).metadata
+                declared = sum(
+                    metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups)
+                )
+            except Exception:  # a corrupt file: the reader will say what is wrong
+                return source.size
+            return max(source.size, declared)
         return source.size
     if source.path is not None and source.size >= 4:
         with open(source.path, "rb") as handle:
@@ -183,30 +249,36 @@ def ingest_to_parquet(
     drop_bad_rows: bool,
     progress: Progress | None,
     spill_directory: Path,
-    memory_limit: str = "2GB",
 ) -> Ingested:
     """Read ``source`` into the Parquet file ``path``.
 
     A file up to :data:`STREAM_THRESHOLD_BYTES` is read into memory and written while its
     table checks run; a larger one is streamed in row groups and checked out of core by DuckDB
-    under ``memory_limit``, spilling to ``spill_directory``. The returned :class:`Ingested`
-    has an empty ``table``: the rows are in the file.
+    under ``source.limits.memory_limit``, spilling to ``spill_directory``. The returned
+    :class:`Ingested` has an empty ``table``: the rows are in the file.
     """
     stream = estimated_text_bytes(source) > STREAM_THRESHOLD_BYTES
     spill_directory.mkdir(exist_ok=True)
-    with connect(memory_limit if stream else None, os.fspath(spill_directory)) as con:
-        make_sink: Callable[[str], Sink]
-        if stream:
-            make_sink = lambda kind_: ParquetSink(kind_, path)  # noqa: E731
-        else:
-            make_sink = lambda kind_: MemorySink(kind_, path)  # noqa: E731
-        result, _ = ingest(
-            source,
-            make_sink,
-            kind=kind,
-            fmt=fmt,
-            drop_bad_rows=drop_bad_rows,
-            progress=progress,
-            con=con,
-        )
+    made: list[Sink] = []
+
+    def make_sink(kind_: str) -> Sink:
+        sink = ParquetSink(kind_, path) if stream else MemorySink(kind_, path)
+        made.append(sink)
+        return sink
+
+    with connect(source.limits.memory_limit, os.fspath(spill_directory)) as con:
+        try:
+            result, _ = ingest(
+                source,
+                make_sink,
+                kind=kind,
+                fmt=fmt,
+                drop_bad_rows=drop_bad_rows,
+                progress=progress,
+                con=con,
+            )
+        except BaseException:
+            for sink in made:
+                sink.abort()
+            raise
     return dataclasses.replace(result, table=result.table.schema.empty_table())

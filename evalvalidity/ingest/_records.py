@@ -2,6 +2,11 @@
 
 Their ``line`` is the record number (1-based): the row of a Parquet file, the position of a
 (qid, docid) pair in a JSON document.
+
+A Parquet file's decoded columns count as its text for ``Limits.max_text_bytes`` and
+``Limits.max_compression_ratio`` (a few kilobytes of run-length encoding can stand for
+gigabytes). A JSON document is parsed in memory, so it is refused above
+``Limits.max_json_bytes`` and when nested deeper than ``Limits.max_json_depth``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import pyarrow.parquet as pq
 
 from evalvalidity.errors import FileFormatError
 from evalvalidity.ingest._detect import Detected
+from evalvalidity.ingest._limits import exceeds_depth, human_bytes
 from evalvalidity.ingest._sink import Sink
 from evalvalidity.ingest._source import BOM, Source
 from evalvalidity.ingest._spec import DOCID, KIND_NOUNS, QID, REL, SCORE, Layout
@@ -33,6 +39,29 @@ def _column_type(arrow_type: pa.DataType) -> str:
     return "string"
 
 
+def _is_nested(arrow_type: pa.DataType) -> bool:
+    if pa.types.is_dictionary(arrow_type):
+        return _is_nested(arrow_type.value_type)
+    return bool(pa.types.is_nested(arrow_type))
+
+
+def _parquet_column(
+    source: Source, batch: pa.RecordBatch, key: str, typed: str | None
+) -> pa.Array:
+    """The column ``key`` as DuckDB's checks take it: numbers as they are, the rest as text."""
+    column = batch.column(key)
+    try:
+        if typed == "float" and pa.types.is_decimal(column.type):
+            return column.cast(pa.float64(), safe=False)  # DuckDB has no 256-bit decimals
+        if typed is None and column.type != pa.string():
+            return column.cast(pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise FileFormatError(
+            source.name, None, f"the column {key!r} ({column.type}) cannot be read as text ({exc})"
+        ) from exc
+    return column
+
+
 def read_parquet(
     source: Source,
     det: Detected,
@@ -44,15 +73,30 @@ def read_parquet(
     """Read a Parquet file batch by batch; columns as detected from the schema."""
     layout = det.layout
     kept = [(i, det.keys[i]) for i, spec in enumerate(layout.fields) if spec is not None]
+    meter = source.meter("decodes")
     try:
         if source.compression is None and source.path is not None:
             parquet = pq.ParquetFile(source.path)
         else:
             parquet = pq.ParquetFile(pa.BufferReader(source.read_all()))
         schema = parquet.schema_arrow
+        names = schema.names
         types: dict[int, str] = {}
         for i, key in kept:
-            kind = _column_type(schema.field(key).type)
+            if key is None:
+                continue
+            if names.count(key) > 1:
+                raise FileFormatError(
+                    source.name, None, f"the column name {key!r} appears {names.count(key)} times"
+                )
+            arrow_type = schema.field(key).type
+            if _is_nested(arrow_type):
+                raise FileFormatError(
+                    source.name,
+                    None,
+                    f"the column {key!r} holds {arrow_type} values; expected text or numbers",
+                )
+            kind = _column_type(arrow_type)
             if kind != "string":
                 types[i] = kind
         checks = row_checks(layout, types)
@@ -67,22 +111,39 @@ def read_parquet(
                 "n": pa.array(np.full(n, layout.n_fields, dtype=np.int64)),
             }
             for i, key in kept:
-                column = batch.column(key)
-                if i not in types and column.type != pa.string():
-                    column = column.cast(pa.string())
-                table[f"c{i}"] = column
-            rows, _ = apply_row_checks(con, checks, layout, pa.table(table), log)
+                table[f"c{i}"] = _parquet_column(source, batch, key or "", types.get(i))
+            decoded = pa.table(table)
+            meter.add(decoded.nbytes)  # dictionary columns counted spelled out
+            rows, _ = apply_row_checks(con, checks, layout, decoded, log)
             sink.write(rows)
             number += n
             if progress is not None:
                 progress(0.9 * (number - 1) / total, "reading")
-    except (pa.ArrowInvalid, OSError) as exc:
+    except (pa.ArrowException, OSError) as exc:
         raise FileFormatError(source.name, None, f"the file is not valid Parquet ({exc})") from exc
     return 0
 
 
 def _decode_document(source: Source) -> str:
-    data = source.read_all()
+    limit = source.limits.max_json_bytes
+
+    def too_large() -> FileFormatError:
+        return FileFormatError(
+            source.name,
+            None,
+            f"the JSON document is over {human_bytes(limit or 0)}, the limit for a document"
+            " parsed in memory (Limits.max_json_bytes): convert it to JSON Lines (one object"
+            " per line), which has no such limit, or raise the limit",
+        )
+
+    data = source.read_all(limit, too_large)
+    if exceeds_depth(data, source.limits.max_json_depth):
+        raise FileFormatError(
+            source.name,
+            None,
+            f"the JSON is nested more than {source.limits.max_json_depth} levels deep, the"
+            " limit (Limits.max_json_depth)",
+        )
     if data.startswith(BOM):
         data = data[len(BOM) :]
     try:
@@ -98,6 +159,13 @@ def _decode_document(source: Source) -> str:
         ) from exc
 
 
+class _Object(list[tuple[str, object]]):
+    """A JSON object's (key, value) pairs, in order, repeated keys kept (not a JSON array)."""
+
+
+_DONE = ("", None)
+
+
 def read_json_document(
     source: Source,
     det: Detected,
@@ -109,12 +177,19 @@ def read_json_document(
     """Read ``{qid: {docid: value}}``; returns the kind (run when values are floats) and sink."""
     text = _decode_document(source)
     try:
-        document = json.loads(text, object_pairs_hook=lambda pairs: pairs)
+        document = json.loads(text, object_pairs_hook=_Object)
     except json.JSONDecodeError as exc:
         raise FileFormatError(
             source.name, exc.lineno, f"invalid JSON ({exc.msg} at column {exc.colno})"
         ) from exc
-    if not isinstance(document, list):
+    except RecursionError as exc:  # max_json_depth above Python's own limit
+        raise FileFormatError(
+            source.name, None, "the JSON is nested deeper than Python's parser allows"
+        ) from exc
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise FileFormatError(source.name, None, f"invalid JSON ({exc})") from exc
+    del text
+    if not isinstance(document, _Object):
         raise FileFormatError(
             source.name, None, "expected a JSON object {qid: {docid: value}} at the top level"
         )
@@ -123,8 +198,12 @@ def read_json_document(
     values: list[str | None] = []
     errors: list[str | None] = []
     any_float = False
-    for qid, ranking in document:
-        if not isinstance(ranking, list):
+    for position in range(len(document)):
+        # each query's pairs are let go once copied, so the parsed document shrinks as the
+        # columns grow (about a third less memory at the peak)
+        qid, ranking = document[position]
+        document[position] = _DONE
+        if not isinstance(ranking, _Object):
             raise FileFormatError(
                 source.name,
                 None,
@@ -178,6 +257,7 @@ def read_json_document(
             "c2": pa.array(values, pa.string()),
         }
     )
+    del qids, docids, values, errors, document
     rows, _ = apply_row_checks(con, row_checks(layout), layout, table, log)
     sink.write(rows)
     return kind, sink

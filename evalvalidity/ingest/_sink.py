@@ -48,6 +48,13 @@ class Sink:
     def close(self) -> None:
         """No more rows will come."""
 
+    def abort(self) -> None:
+        """The read failed: release every file and thread now, raising nothing.
+
+        A writer left open would keep its (already unlinked) file's disk space until garbage
+        collection, which a kept traceback can put off indefinitely.
+        """
+
     def expose(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
         """Make the rows visible to ``con`` as the relation ``name``."""
         raise NotImplementedError
@@ -129,6 +136,12 @@ class MemorySink(Sink):
             self._write_parquet(self.table)
             self._join()
 
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.join()
+            self._writer = None
+        self._write_error = None
+
 
 def write_parquet(table: pa.Table, path: Path) -> None:
     """Write a canonical table as Parquet in row groups (the workspace's storage format)."""
@@ -177,6 +190,14 @@ class ParquetSink(Sink):
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+    def abort(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            try:
+                writer.close()
+            except OSError:  # the full disk that failed the read fails the footer too
+                pass
 
     def expose(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
         self.close()

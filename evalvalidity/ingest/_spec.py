@@ -148,6 +148,8 @@ def matches(name: str, column: str) -> bool:
 
 
 FLOAT_PATTERN: Final = (
-    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:nan|inf|infinity)"
+    # "[0-9]+(?:\.[0-9]*)?", not "[0-9]+\.?[0-9]*": the latter splits a run of digits in
+    # every way before failing, quadratic time (64 KB of digits took a minute)
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:nan|inf|infinity)"
 )
 INT_PATTERN: Final = r"[+-]?[0-9]+(?:\.0*)?"

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
+from evalvalidity.ingest._limits import Limits
 from evalvalidity.ingest._read import read
 from evalvalidity.ingest._source import SourceLike
 
@@ -20,6 +21,7 @@ def _reader(kind: str) -> Callable[..., pa.Table]:
         display_name: str | None = None,
         drop_bad_rows: bool = False,
         progress: Progress | None = None,
+        limits: Limits | None = None,
     ) -> pa.Table:
         return read(
             source,
@@ -28,6 +30,7 @@ def _reader(kind: str) -> Callable[..., pa.Table]:
             display_name=display_name,
             drop_bad_rows=drop_bad_rows,
             progress=progress,
+            limits=limits,
         ).table
 
     reader.__name__ = f"read_{kind.replace('-', '_')}"

@@ -71,7 +71,9 @@ def row_checks(layout: Layout, types: dict[int, str] | None = None) -> RowChecks
     holds numbers (Parquet).
     """
     types = types or {}
-    messages = ["", "{err}", f"expected {{k}} field{{s}} ({layout.description}), got {{n}}"]
+    # the description may come from the file's header: its braces are text, not fields
+    description = layout.description.replace("{", "{{").replace("}", "}}")
+    messages = ["", "{err}", f"expected {{k}} field{{s}} ({description}), got {{n}}"]
     arms = ["WHEN err IS NOT NULL THEN 1", f"WHEN n <> {layout.n_fields} THEN 2"]
     bads = ["WHEN err IS NOT NULL THEN NULL", f"WHEN n <> {layout.n_fields} THEN NULL"]
     outputs: list[str] = []
@@ -122,6 +124,11 @@ def row_checks(layout: Layout, types: dict[int, str] | None = None) -> RowChecks
         else:
             if typed == "int":
                 arm(f"{column} IS NULL", f"expected an integer {label}, found an empty field")
+                # an unsigned 64-bit value above 2**63 - 1 does not fit
+                arm(
+                    f"TRY_CAST({column} AS BIGINT) IS NULL",
+                    f"expected an integer {label}, found {{bad!r}}",
+                )
                 value = f"TRY_CAST({column} AS BIGINT)"
             elif typed == "float":
                 arm(
@@ -283,16 +290,18 @@ def table_checks(
         return TableCheckResult(empty, 0)
     join = " AND ".join(f"t.{k} IS NOT DISTINCT FROM g.{k}" for k in key)
     value_sql = value if value is not None else "NULL"
+    # the words of the listing are parameters, never spliced into the SQL text
     rows_sql = (
         f"WITH g AS (SELECT {keys}, min(line) AS first_line, count(*) AS n,"
         f" count(DISTINCT {value_sql}) AS n_values,"
-        f" string_agg('{value} ' || CAST({value_sql} AS VARCHAR) || ' on {unit} ' || line, ', '"
+        f" string_agg($value_word || CAST({value_sql} AS VARCHAR) || $unit_word || line, ', '"
         " ORDER BY line)"
         f" AS listing FROM t GROUP BY {keys} HAVING count(*) > 1)"
         f" SELECT t.line, {', '.join('t.' + k for k in key)}, g.first_line, g.n_values, g.listing"
         f" FROM t JOIN g ON {join} ORDER BY t.line"
     )
-    result = con.sql(rows_sql).to_arrow_table()
+    words = {"value_word": f"{value} ", "unit_word": f" on {unit} "}
+    result = con.sql(rows_sql, params=words).to_arrow_table()
     first = pc.equal(result.column("line"), result.column("first_line"))
     conflict = pc.greater(result.column("n_values"), 1)
     if policy == "reject":

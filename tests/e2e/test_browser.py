@@ -82,7 +82,10 @@ def test_upload_cranfield_check_dense_against_noise_and_hybrid_and_download_the_
     page.get_by_text("Verdict: HEALTHY").wait_for()
     _settled(page)
     page.locator("[data-testid=stVegaLiteChart]").first.wait_for()
-    assert page.locator("[data-testid=stVegaLiteChart]").count() >= 5
+    # The charts arrive one by one while the page renders: wait for them all.
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=stVegaLiteChart]').length >= 5",
+        timeout=SLOW)
     assert page.get_by_text("something other than the vectors carries the score").count() == 0
     page.wait_for_timeout(1000)  # let Vega draw
     page.screenshot(path=artifacts / "3-health-dense-vs-noise.png")

@@ -1,0 +1,360 @@
+"""Hostile text in IDs, tags and file names is stored verbatim and stays inert.
+
+SQL, HTML/JavaScript, path separators, control characters and 10,000-character strings go
+through every format that can carry them, :meth:`Workspace.add` / :meth:`Workspace.get`,
+:func:`score_run`, :func:`check_benchmark` and every report form. They come back exactly as
+they went in; no file is named after them; no SQL is built from them (checked on the source
+too); the Markdown and HTML reports escape them.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import gzip
+import html
+import io
+import json
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from evalvalidity import report
+from evalvalidity.checks import PoolSpec, check_benchmark
+from evalvalidity.errors import EvalValidityError, ParameterError
+from evalvalidity.ingest import _text, read
+from evalvalidity.scoring import score_run
+from evalvalidity.workspace import Workspace
+
+PACKAGE = Path(__file__).parent.parent / "evalvalidity"
+
+SQL = "'; DROP TABLE t; --"
+SCRIPT = "<script>alert(1)</script>"
+PATH = "../../etc/passwd"
+LONG = "x" * 10_000
+HOSTILE = [
+    SQL,
+    'Robert"); DELETE FROM run WHERE ("1"="1',
+    SCRIPT,
+    '<img src=x onerror="alert(1)">',
+    PATH,
+    "..\\..\\windows\\win.ini",
+    "/etc/shadow",
+    "ctl\x01\x02\x1b[31mred\x1b[0m\x7f",
+    "nul\x00inside",
+    "unit\x1fseparator",
+    "a|b\\c",
+    "{0}{bad!r}%s%n",
+    "é中文🙂\u202eevil",
+    LONG,
+]
+#: Characters a format's syntax takes for its own (a TREC field cannot hold a space).
+FORBIDDEN = {
+    "trec": (" ", "\t", "\n", "\r"),
+    "tsv": ("\t", "\n", "\r"),
+    "csv": ("\n", "\r"),
+    "jsonl": (),
+    "json": (),
+    "parquet": (),
+}
+
+
+def ids_for(fmt: str) -> list[str]:
+    """The hostile strings the format can carry (fields are trimmed of outer spaces)."""
+    return [h for h in HOSTILE if not any(c in h for c in FORBIDDEN[fmt])]
+
+
+def write_run(rows: list[tuple[str, str, float]], fmt: str) -> bytes:
+    if fmt == "trec":
+        return "".join(f"{q} Q0 {d} {r} {s!r} tag\n" for r, (q, d, s) in enumerate(rows, 1)).encode()
+    if fmt == "tsv":
+        return ("qid\tdocid\tscore\n" + "".join(f"{q}\t{d}\t{s!r}\n" for q, d, s in rows)).encode()
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["qid", "docid", "score"])
+        writer.writerows((q, d, repr(s)) for q, d, s in rows)
+        return out.getvalue().encode()
+    if fmt == "jsonl":
+        return "".join(json.dumps({"qid": q, "docid": d, "score": s}) + "\n"
+                       for q, d, s in rows).encode()
+    if fmt == "json":
+        document: dict[str, dict[str, float]] = {}
+        for q, d, s in rows:
+            document.setdefault(q, {})[d] = s
+        return json.dumps(document).encode()
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"qid": [r[0] for r in rows], "docid": [r[1] for r in rows],
+                             "score": [r[2] for r in rows]}), sink)
+    return sink.getvalue()
+
+
+def hostile_run(fmt: str) -> list[tuple[str, str, float]]:
+    ids = ids_for(fmt)
+    return [(q, d, float(i * len(ids) + j) + 0.5)
+            for i, q in enumerate(ids) for j, d in enumerate(ids)]
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize(
+    ("fmt", "fast"),
+    [("trec", True), ("trec", False), ("tsv", True), ("tsv", False), ("csv", True),
+     ("csv", False), ("jsonl", True), ("json", True), ("parquet", True)],
+)
+def test_ids_round_trip_verbatim_through_every_format(fmt, fast, gzipped):
+    rows = hostile_run(fmt)
+    data = write_run(rows, fmt)
+    if gzipped:
+        data = gzip.compress(data)
+    _text.FAST_PATH = fast
+    try:
+        result = read(data, kind="run", display_name=SQL + SCRIPT + PATH)
+    finally:
+        _text.FAST_PATH = True
+    got = sorted(zip(result.table.column("qid").to_pylist(),
+                     result.table.column("docid").to_pylist(),
+                     result.table.column("score").to_pylist(), strict=True))
+    assert got == sorted(rows)
+    assert result.source_name == SQL + SCRIPT + PATH
+
+
+def test_hostile_text_in_messages_is_shown_not_interpreted():
+    # a header cell with format braces, a bad value with SQL: the messages quote them
+    with pytest.raises(EvalValidityError) as info:
+        read(b"qid,docid,score,{0}{bad!r}\nq1,d1,'; DROP TABLE t; --,x\n", kind="run",
+             display_name=PATH)
+    assert str(info.value) == (
+        "../../etc/passwd:2: expected a numeric score, found \"'; DROP TABLE t; --\""
+    )
+
+
+# -- the workspace -----------------------------------------------------------------------------
+def test_uploaded_names_never_become_paths_and_ids_come_back_verbatim(tmp_path):
+    root = tmp_path / "ws"
+    ws = Workspace(root)
+    rows = hostile_run("jsonl")
+    data = write_run(rows, "jsonl")
+    outside = sorted(p.name for p in tmp_path.iterdir())
+    names = [PATH, "..\\..\\x.jsonl", SQL + ".jsonl", SCRIPT + ".jsonl", "nul\x00.jsonl",
+             LONG + ".jsonl", "/abs/olute/path.jsonl", "CON", "."]
+    infos = [ws.add(data, display_name=name) for name in names]
+    # every file is named by a random id; nothing was written outside the workspace
+    assert all(re.fullmatch(r"[0-9a-f]{32}\.parquet", p.name) for p in (root / "data").iterdir())
+    assert len(list((root / "data").iterdir())) == len(names)
+    assert sorted(p.name for p in tmp_path.iterdir()) == outside
+    assert not Path("/etc/passwd.parquet").exists()
+    for name, info in zip(names, infos, strict=True):
+        assert info.source_name == name  # provenance keeps the name verbatim
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 ._+@=-]*", info.name), info.name
+        dataset = ws.get(info.name)
+        got = sorted(zip(dataset.table.column("qid").to_pylist(),
+                         dataset.table.column("docid").to_pylist(),
+                         dataset.table.column("score").to_pylist(), strict=True))
+        assert got == sorted(rows)
+    # the manifest survives a reload with every name as given
+    assert [Workspace(root).info(i.name).source_name for i in infos] == names
+    for bad in (PATH, SQL, SCRIPT, "a/b", "nul\x00", LONG):
+        with pytest.raises(ParameterError, match="Invalid dataset name"):
+            ws.add(data, name=bad)
+        with pytest.raises(ParameterError, match="Invalid dataset name"):
+            ws.rename(infos[0].name, bad)
+
+
+# -- scoring, checks and reports -----------------------------------------------------------------
+def hostile_benchmark() -> tuple[pa.Table, pa.Table, pa.Table, PoolSpec]:
+    """Every hostile string is a query and a document; the hostile queries get flagged."""
+    qids = [*HOSTILE, *(f"q{i}" for i in range(6))]
+    run, noise, qrels, pools = [], [], [], []
+    for qi, q in enumerate(qids):
+        docs = [HOSTILE[(qi + j) % len(HOSTILE)] + f"#{j}" for j in range(8)]
+        for j, d in enumerate(docs):
+            run.append((q, d, 10.0 - j))
+            noise.append((q, d, float((j * 5 + qi) % 8)))
+        qrels.append((q, docs[qi % 3], 1))
+        pools.append((q, 8 if q in HOSTILE else 100))  # a pool of 8 < k = 10 is flagged
+
+    def table(rows, last):
+        return pa.table({"qid": [r[0] for r in rows], "docid": [r[1] for r in rows],
+                         last: [r[2] for r in rows]})
+
+    pool = PoolSpec(pools=pa.table({"qid": [p[0] for p in pools],
+                                    "pool_size": [p[1] for p in pools]}))
+    return table(run, "score"), table(noise, "score"), table(qrels, "rel"), pool
+
+
+@pytest.fixture(scope="module")
+def checked():
+    run, noise, qrels, pool = hostile_benchmark()
+    return check_benchmark(run, qrels, pool=pool, noise_run=noise, seeds=10,
+                           run_name=SCRIPT + "|" + SQL)
+
+
+# NULs and "\x1f" in IDs: numpy fixed-width strings dropped a trailing NUL (in checks.py and
+# scoring.py), pa.array(<fixed-width array>) cut a string at a NUL, and a pair key joined qid
+# and docid with "\x1f"; found here, fixed in 41340f4.
+TRAILING_NUL = ["q\x00", "q"]
+
+
+def _scores() -> dict[str, tuple[float, float]]:
+    """Query -> (score_run's RR@10, the true one: the relevant item is at rank 1 + qi % 3)."""
+    run, _, qrels, _ = hostile_benchmark()
+    result = score_run(run, qrels, "rr@10")
+    qids = [*HOSTILE, *(f"q{i}" for i in range(6))]
+    assert sorted(result.qids.tolist()) == sorted(qids)  # verbatim
+    truth = {q: 1 / (1 + qi % 3) for qi, q in enumerate(qids)}
+    return {q: (float(v), truth[q]) for q, v in zip(result.qids.tolist(),
+                                                     result.values["rr@10"], strict=True)}
+
+
+def test_score_run_keeps_hostile_query_ids_verbatim():
+    for qid, (got, truth) in _scores().items():
+        assert got == pytest.approx(truth), qid
+
+
+def test_score_run_scores_a_query_id_with_a_nul_inside():
+    got, truth = _scores()["nul\x00inside"]
+    assert got == pytest.approx(truth)
+
+
+def test_score_run_keeps_a_trailing_nul():
+    table = pa.table({"qid": TRAILING_NUL, "docid": ["d", "d"], "score": [1.0, 1.0]})
+    qrels = pa.table({"qid": TRAILING_NUL, "docid": ["d", "d"], "rel": [1, 1]})
+    assert sorted(score_run(table, qrels, "rr@10").qids.tolist()) == sorted(TRAILING_NUL)
+
+
+def test_check_benchmark_keeps_trailing_nuls_and_unit_separators():
+    qids = ["q\x00", "q", "a\x1fb", "a"]
+    docids = ["d", "d", "c", "b\x1fc"]
+    qrels = pa.table({"qid": qids, "docid": docids, "rel": [1, 1, 1, 1]})
+    run = pa.table({"qid": qids, "docid": docids, "score": [1.0] * 4})
+    result = check_benchmark(run, qrels, pool=PoolSpec(corpus_size=10), seeds=5)
+    assert result.n_queries == 4
+    assert list(result.queries.gold) == [1, 1, 1, 1]
+
+
+def test_check_and_json_report_keep_ids_verbatim(checked):
+    qids = {str(q) for q in checked.queries.qid}
+    assert set(HOSTILE) <= qids
+    record = json.loads(report.to_json(checked))
+    assert {row["qid"] for row in record["queries"]} == qids
+    assert record["run"] == SCRIPT + "|" + SQL
+    assert report.to_dict(checked)["run"] == SCRIPT + "|" + SQL
+
+
+def test_text_report_holds_no_control_characters(checked):
+    text = report.to_text(checked)
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text)
+
+
+def _table_rows(markdown: str) -> list[str]:
+    start = markdown.index("| qid | N | G | floor | model | flags |")
+    rows = []
+    for line in markdown[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line)
+    return rows
+
+
+def test_markdown_escapes_html_and_table_syntax(checked):
+    markdown = report.to_markdown(checked, max_queries=50)
+    assert "<script" not in markdown and "<img" not in markdown
+    assert html.escape("<script>", quote=False) in markdown
+    rows = _table_rows(markdown)
+    flagged = [str(q) for q, f in zip(checked.queries.qid, checked.queries.flags, strict=True)
+               if f]
+    assert len(rows) == len(flagged) >= len(HOSTILE)  # no ID broke a row in two
+    for row in rows:  # an ID's "|" is escaped: every row has exactly 7 cell borders
+        assert len(re.findall(r"(?<!\\)\|", row)) == 7, row
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;\\|'; DROP TABLE t; --" in markdown
+
+
+def test_markdown_keeps_a_carriage_return_inside_its_row():
+    run, _, qrels, pool = hostile_benchmark()
+    renamed = {q: q.replace("nul\x00", "cr\r") for q in HOSTILE}
+    qrels = qrels.set_column(0, "qid", pa.array([renamed.get(q, q) for q in
+                                                  qrels.column("qid").to_pylist()]))
+    run = run.set_column(0, "qid", pa.array([renamed.get(q, q) for q in
+                                              run.column("qid").to_pylist()]))
+    pools = pa.table({"qid": [renamed.get(q, q) for q in pool.pools.column("qid").to_pylist()],
+                      "pool_size": pool.pools.column("pool_size")})
+    result = check_benchmark(run, qrels, pool=PoolSpec(pools=pools), seeds=5)
+    assert "\r" not in report.to_markdown(result, max_queries=50)
+
+
+def test_markdown_shows_markdown_syntax_in_ids_as_text():
+    qids = ["[click](https://evil.example)", "&lt;b&gt;", "`code`", "*bold*"]
+    qrels = pa.table({"qid": qids, "docid": ["d"] * 4, "rel": [1] * 4})
+    run = pa.table({"qid": qids, "docid": ["d"] * 4, "score": [1.0] * 4})
+    pools = pa.table({"qid": qids, "pool_size": [5] * 4})
+    result = check_benchmark(run, qrels, pool=PoolSpec(pools=pools), seeds=5)
+    markdown = report.to_markdown(result, max_queries=50)
+    for raw in ("](", "&lt;b", "`code`", "*bold*"):
+        assert raw not in markdown
+
+
+def test_html_report_escapes_ids(checked):
+    from evalvalidity.html_report import render_html
+
+    page = render_html(checked, svgs={})
+    assert SCRIPT not in page and "<img src=x" not in page
+    assert html.escape(SCRIPT) in page
+
+
+# -- no SQL built from text ----------------------------------------------------------------------
+_SQL_WORDS = re.compile(r"\b(SELECT|FROM|WHERE|CASE WHEN|CAST\(|JOIN|GROUP BY|ORDER BY|INSERT|"
+                        r"CREATE|DELETE|UPDATE|read_parquet|read_csv)\b")
+
+
+def sql_string_problems(source: str, filename: str) -> list[str]:
+    """Where an f-string or ``%``/``.format`` template that looks like SQL splices a value
+    into a SQL string literal (``'{x}'``) or quotes it with ``!r``: the shape of an injection.
+
+    Interpolating identifiers (column names from the package's own tables) stays allowed.
+    """
+    problems = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value for v in node.values
+                           if isinstance(v, ast.Constant) and isinstance(v.value, str))
+            if not _SQL_WORDS.search(text):
+                continue
+            quotes = 0
+            for value in node.values:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    quotes += value.value.count("'")
+                elif isinstance(value, ast.FormattedValue):
+                    if quotes % 2 or value.conversion == ord("r"):
+                        problems.append(f"{filename}:{node.lineno}: a value inside a SQL literal")
+        elif (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
+              and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+              and _SQL_WORDS.search(node.left.value)):
+            problems.append(f"{filename}:{node.lineno}: SQL built with %")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "format" and isinstance(node.func.value, ast.Constant)
+              and isinstance(node.func.value.value, str)
+              and _SQL_WORDS.search(node.func.value.value)):
+            problems.append(f"{filename}:{node.lineno}: SQL built with str.format")
+    return problems
+
+
+def test_the_guard_catches_sql_built_from_text():
+    bad = (
+        "con.sql(f\"SELECT * FROM t WHERE qid = '{qid}'\")\n"
+        "con.sql(f\"SELECT * FROM t WHERE qid = {qid!r}\")\n"
+        "con.execute(\"SELECT * FROM t WHERE qid = '%s'\" % qid)\n"
+        "con.execute(\"SELECT * FROM t WHERE qid = '{}'\".format(qid))\n"
+    )
+    assert len(sql_string_problems(bad, "bad.py")) == 4
+    good = 'con.sql(f"SELECT {column} FROM t WHERE qid = $qid", params={"qid": qid})\n'
+    assert sql_string_problems(good, "good.py") == []
+
+
+@pytest.mark.parametrize(
+    "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
+)
+def test_no_sql_is_built_from_text(path):
+    assert sql_string_problems(path.read_text(encoding="utf-8"), path.name) == []
