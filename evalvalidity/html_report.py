@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from evalvalidity import report
+from evalvalidity._atomic import atomic_write
 from evalvalidity.charts import PALETTE, VERDICT_COLOURS, result_charts
 from evalvalidity.errors import ParameterError
 
@@ -363,19 +364,19 @@ def write_report(result: CheckResult, out_dir: str | os.PathLike[str], *,
     svgs = {name: chart_svg(chart) for name, chart in charts.items()}
     written: list[Path] = []
     page = out / "report.html"
-    page.write_text(render_html(result, title=title, svgs=svgs), encoding="utf-8")
+    atomic_write(page, render_html(result, title=title, svgs=svgs))
     written.append(page)
     check = out / "check.json"
-    check.write_text(report.to_json(result) + "\n", encoding="utf-8")
+    atomic_write(check, report.to_json(result) + "\n")
     written.append(check)
     summary = out / "summary.md"
-    summary.write_text(report.to_markdown(result), encoding="utf-8")
+    atomic_write(summary, report.to_markdown(result))
     written.append(summary)
     for name, chart in charts.items():
         svg_path = out / "charts" / f"{name}.svg"
-        svg_path.write_text(svgs[name], encoding="utf-8")
+        atomic_write(svg_path, svgs[name])
         png_path = out / "charts" / f"{name}.png"
-        png_path.write_bytes(chart_png(chart))
+        atomic_write(png_path, chart_png(chart))
         written += [svg_path, png_path]
     return written
 
