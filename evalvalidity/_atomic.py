@@ -29,6 +29,7 @@ from evalvalidity.errors import EvalValidityError
 __all__ = [
     "StorageError",
     "atomic_write",
+    "fsync_path",
     "is_disk_full",
     "remove_stale_temporaries",
     "storage_error",
@@ -82,7 +83,8 @@ def storage_error(action: str, exc: BaseException) -> StorageError:
     return StorageError(f"Cannot {action}: {reason.rstrip('.')}.")
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """Flush a file's or a folder's contents (a folder: its entries) to the disk."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -128,7 +130,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> Path:
         finally:
             os.close(fd)
         os.replace(temporary, target)
-        _fsync_dir(target.parent)
+        fsync_path(target.parent)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         raise storage_error(f"write {os.fspath(target)}", exc) from exc

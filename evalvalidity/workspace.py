@@ -43,7 +43,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalvalidity._atomic import StorageError, is_disk_full, storage_error
+from evalvalidity._atomic import StorageError, fsync_path, is_disk_full, storage_error
 from evalvalidity.errors import EvalValidityError, ParameterError
 from evalvalidity.ingest._limits import Limits
 from evalvalidity.ingest._read import connect, ingest_to_parquet
@@ -203,22 +203,6 @@ class Dataset:
     table: pa.Table
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class Workspace:
     """A directory of named datasets, safe for concurrent threads and processes.
 
@@ -312,7 +296,7 @@ class Workspace:
     def _publish_manifest(self, staged: Path) -> None:
         """Make a staged manifest the manifest: the instant the change happens."""
         os.replace(staged, self._manifest)
-        _fsync_dir(self.path)
+        fsync_path(self.path)
 
     def _write_manifest(self, datasets: dict[str, DatasetInfo], action: str) -> None:
         """Publish a new manifest atomically; call with the lock held.
@@ -516,7 +500,7 @@ class Workspace:
             progress=progress,
             spill_directory=self._tmp / f"{dataset_id}.spill",
         )
-        _fsync_file(temporary)
+        fsync_path(temporary)
         with self._locked():
             datasets = self._read_manifest()
             if name is None:
@@ -557,7 +541,7 @@ class Workspace:
             data_file = self._data_file(dataset_id)
             try:
                 os.replace(temporary, data_file)
-                _fsync_dir(self.path / "data")
+                fsync_path(self.path / "data")
                 self._publish_manifest(staged)
             except BaseException:
                 staged.unlink(missing_ok=True)
