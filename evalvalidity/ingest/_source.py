@@ -23,7 +23,6 @@ from evalvalidity.errors import FileFormatError, ParameterError
 from evalvalidity.ingest._limits import DEFAULT_LIMITS, Limits, human_bytes
 
 GZIP_MAGIC = b"\x1f\x8b"
-_SCAN_BYTES = 1 << 24
 PARQUET_MAGIC = b"PAR1"
 BOM = b"\xef\xbb\xbf"
 
@@ -184,37 +183,6 @@ class Source:
         if self._raw_stream is None or self._raw_stream.closed:
             return self.size
         return int(self._raw_stream.tell())
-
-    def contains_any(self, needles: tuple[bytes, ...]) -> bool | None:
-        """Whether the bytes contain any of ``needles``; None when unknown (gzip).
-
-        A file is scanned in 16 MiB pieces (overlapping by a needle's length), not mapped: a
-        mapping would count the whole file into the process's resident memory.
-        """
-        if self.compression is not None:
-            return None
-        if self.path is None:
-            data = self.data or b""
-            return any(needle in data for needle in needles)
-        overlap = max(len(needle) for needle in needles) - 1
-        carry = b""
-        with self._open_raw() as handle:
-            while piece := handle.read(_SCAN_BYTES):
-                window = carry + piece
-                if any(needle in window for needle in needles):
-                    return True
-                carry = window[-overlap:] if overlap else b""
-        return False
-
-    def tail(self, n: int) -> bytes | None:
-        """The last ``n`` bytes of a plain file; None for gzip (unknown without reading)."""
-        if self.compression is not None:
-            return None
-        if self.path is None:
-            return (self.data or b"")[-n:]
-        with self._open_raw() as handle:
-            handle.seek(max(self.size - n, 0))
-            return handle.read(n)
 
     def head(self, n: int) -> bytes:
         """The first ``n`` decompressed bytes (fewer at the end of the file)."""

@@ -169,18 +169,10 @@ def read_fast(
     other = "\t" if delimiter == " " else " "
     # Whitespace formats: a field is empty only next to a doubled, leading or trailing
     # delimiter or on a blank line (which pyarrow reads as a row of empty fields when every
-    # column is text), and holds the other whitespace only if the file has it anywhere; a
-    # few scans of the raw bytes usually rule both out and save per-column checks.
-    d = delimiter.encode()
-    suspicious = (
-        other.encode(), d + d, d + b"\n", d + b"\r", b"\n" + d, b"\r" + d, BOM + d,
-        b"\n\n", b"\r\r", b"\n\r",
-    )
-    string_checks = not whitespace or source.contains_any(suspicious) is not False
-    if whitespace and not string_checks and (
-        source.head(1) in (d, b"\n", b"\r") or source.tail(1) == d
-    ):
-        string_checks = True
+    # column is text), and holds the other whitespace only where the file has it. Both are
+    # checked on the parsed text columns, batch by batch: vectorised, this costs less than a
+    # scan of the raw bytes for the patterns that cause them (measured on 7M lines: 2.4 s
+    # in all against 4.8 s with the scan).
     try:
         with contextlib.closing(_fast_batches(source, det, names, parse, convert)) as batches:
             for batch in batches:
@@ -198,8 +190,7 @@ def read_fast(
                         if not whitespace:
                             column = pc.utf8_trim(column, characters=" \t")
                         if (
-                            string_checks
-                            and batch.num_rows
+                            batch.num_rows
                             and (
                                 pc.any(pc.equal(pc.binary_length(column), 0)).as_py()
                                 or (
