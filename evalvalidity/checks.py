@@ -597,7 +597,8 @@ def _layout(bench: _Benchmark, pool: PoolSpec) -> tuple[simulate.PoolLayout, Cal
         lists = bench.candidate_lists
         gold_items = []
         for cands, docs in zip(lists, bench.gold_docs, strict=True):
-            gold_items.append(np.flatnonzero(np.isin(cands, docs)))
+            wanted = set(docs.tolist())
+            gold_items.append(np.flatnonzero([c in wanted for c in cands.tolist()]))
         layout = simulate.PoolLayout(
             bench.pool_size.copy(), np.concatenate(([0], np.cumsum([len(g) for g in gold_items]))),
             np.concatenate(gold_items).astype(np.int64),
@@ -810,7 +811,8 @@ def _harness_check1(bench: _Benchmark, floor: Floor, metric: Metric, harness: pa
     value = harness.column("value").to_numpy(zero_copy_only=False).astype(np.float64)
     if not np.all(np.isfinite(value)):
         raise InputDataError("The harness output holds values that are NaN or infinite.")
-    known = np.isin(qid, bench.qids)
+    judged = set(bench.qids.tolist())
+    known = np.fromiter((q in judged for q in qid.tolist()), dtype=bool, count=len(qid))
     ignored = len(np.unique(qid[~known]))
     qid, value = qid[known], value[known]
     if len(qid) == 0:

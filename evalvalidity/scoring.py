@@ -625,9 +625,9 @@ def _score(
     run_qids = _strings(counts["qid"])
     if len(judged_qids) == 0:
         raise InputDataError(f"{qrels_name} judges no query: nothing to score.")
-    ranked = np.isin(judged_qids, run_qids)
+    ranked = _isin(judged_qids, run_qids)
     unranked_qids = judged_qids[~ranked]
-    unjudged_qids = run_qids[~np.isin(run_qids, judged_qids)]
+    unjudged_qids = run_qids[~_isin(run_qids, judged_qids)]
     qids = judged_qids if unranked == "zero" else judged_qids[ranked]
     if len(qids) == 0:
         raise InputDataError(f"No query of {run_name} is judged in {qrels_name}: nothing to score.")
@@ -635,7 +635,7 @@ def _score(
     con.register("scored", pa.table({"qid": pa.array(qids, pa.string()),
                                      "qi": pa.array(np.arange(n_queries, dtype=np.int64))}))
     counted = np.asarray(counts["qid"], dtype=object)
-    n_ranked_rows = int(np.asarray(counts["n"])[np.isin(counted, judged_qids)].sum())
+    n_ranked_rows = int(np.asarray(counts["n"])[_isin(counted, judged_qids)].sum())
     relevant = "(SELECT DISTINCT qid, docid, rel FROM qrels WHERE rel >= 1)"
     judged_items = con.sql(
         f"SELECT s.qi, j.rel FROM {relevant} j JOIN scored s USING (qid)"
@@ -726,6 +726,12 @@ def _counting_sql(ties: str) -> str:
         SELECT s.qi, {found}, h.rel, 0 AS n_documents FROM hit_items h
         JOIN run o USING (qid) JOIN scored s USING (qid)
         GROUP BY s.qi, h.docid, h.rel, h.score, h.rank"""
+
+
+def _isin(values: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """``np.isin`` for object arrays of str, by hashing (numpy compares every pair of them)."""
+    wanted = set(members.tolist())
+    return np.fromiter((v in wanted for v in values.tolist()), dtype=bool, count=len(values))
 
 
 def _strings(values: Any) -> np.ndarray:
