@@ -1,6 +1,6 @@
 """Words and formulas the pages show: a query's floor arithmetic, a dataset's description.
 
-Pure functions (no Streamlit): the numbers come from :mod:`evalvalidity.floors`, this only
+Pure functions (no Streamlit): the numbers come from :mod:`evalvalidity.core.floors`, this only
 writes them down.
 """
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalvalidity.core.floors import noise_floor
+from evalvalidity.core.metrics import Metric
 from evalvalidity.errors import EvalValidityWarning
-from evalvalidity.floors import noise_floor
-from evalvalidity.metrics import Metric
 
 
 @dataclass(frozen=True)

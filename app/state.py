@@ -24,11 +24,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import streamlit as st
 
-from evalvalidity import demo
-from evalvalidity.checks import CheckResult, PoolSpec, check_benchmark
+from evalvalidity.analysis import examples as demo
+from evalvalidity.analysis.checks import CheckResult, PoolSpec, check_benchmark
 from evalvalidity.errors import EvalValidityError, ParameterError
-from evalvalidity.ingest import KINDS, read
-from evalvalidity.workspace import DatasetInfo, Workspace, default_path
+from evalvalidity.io.ingest import KINDS, read
+from evalvalidity.io.workspace import DatasetInfo, Workspace, default_path
 
 Progress = Callable[[float, str], None]
 
@@ -320,7 +320,7 @@ def current_result() -> tuple[demo.Preset | None, CheckResult | None, str | None
 def _ranking(workspace_path: str, run: tuple[str, str, str], qrels: tuple[str, str, str],
              units: tuple[str, str, str] | None, qid: str, ties: str,
              depth: int) -> pd.DataFrame:
-    from evalvalidity.scoring import rank_run
+    from evalvalidity.io.scoring import rank_run
 
     ws = Workspace(workspace_path)
     table = _table(ws, run, "run")

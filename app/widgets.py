@@ -9,8 +9,8 @@ import explain
 import state
 import streamlit as st
 
-from evalvalidity.checks import CheckResult
-from evalvalidity.demo import Preset
+from evalvalidity.analysis.checks import CheckResult
+from evalvalidity.analysis.examples import Preset
 
 
 def result_or_stop() -> tuple[Preset, CheckResult]:

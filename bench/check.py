@@ -36,8 +36,8 @@ MARCO_POOL = 8_841_823
 
 def _worker(case: str) -> None:
     t0 = time.perf_counter()
-    from evalvalidity.checks import PoolSpec, check_benchmark
-    from evalvalidity.ingest import read_harness, read_qrels, read_run, read_units
+    from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+    from evalvalidity.io.ingest import read_harness, read_qrels, read_run, read_units
 
     imported = time.perf_counter() - t0
     start = time.perf_counter()

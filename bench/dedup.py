@@ -1,4 +1,4 @@
-"""Benchmark: exact floors under chunk → document deduplication (evalvalidity.dedup).
+"""Benchmark: exact floors under chunk → document deduplication (evalvalidity.core.dedup).
 
 Cases (each timed ``--repeats`` times in this process; the table shows the median and the
 fastest run, in seconds, and the mean floor as a sanity figure):
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evalvalidity.dedup import dedup_floor, dedup_floor_mc, inferred_pool_size_under_dedup
+from evalvalidity.core.dedup import dedup_floor, dedup_floor_mc, inferred_pool_size_under_dedup
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "cranfield"
 SEED = 20240611

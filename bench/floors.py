@@ -1,4 +1,4 @@
-"""Benchmark evalvalidity.floors: exact floors for a million queries.
+"""Benchmark evalvalidity.core.floors: exact floors for a million queries.
 
 Two mixes of 1,000,000 queries, pool sizes N up to 10,000,000 and gold counts G up to 50:
 
@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from evalvalidity.floors import infer_benchmark_pool_size, infer_pool_size, noise_floor
+from evalvalidity.core.floors import infer_benchmark_pool_size, infer_pool_size, noise_floor
 
 METRICS = ("rr@10", "rr@1000", "hit@10", "hit@1000", "p@10", "r@1000", "rprec", "ap@10",
            "ap@1000", "ndcg@10", "ndcg@1000", "rr", "ap", "ndcg")

@@ -6,11 +6,11 @@ prints the median wall time (measured inside the worker, imports excluded) and t
 RSS (the worker's ``ru_maxrss`` from ``os.wait4``):
 
 - ``duckdb read_csv (raw)``: DuckDB's ``read_csv`` with explicit columns into Arrow, no checks;
-- ``ingest.read``: :func:`evalvalidity.ingest.read`, every check, the table in memory;
+- ``ingest.read``: :func:`evalvalidity.io.ingest.read`, every check, the table in memory;
 - ``Workspace.add``: the same into a fresh workspace (SHA-256, Parquet, manifest);
 - with ``--big``, ``Workspace.add`` of a 70,000,000-line run (generated on first use, 2.4 GB),
   streamed to Parquet with a DuckDB memory limit, then ``score_run`` (MRR@10) on the stored
-  dataset when :mod:`evalvalidity.scoring` is there.
+  dataset when :mod:`evalvalidity.io.scoring` is there.
 
 Usage::
 
@@ -74,18 +74,18 @@ if case == "duckdb":
         "score": "DOUBLE", "tag": "VARCHAR"})
     rows = rel.to_arrow_table().num_rows
 elif case == "read":
-    from evalvalidity.ingest import read
+    from evalvalidity.io.ingest import read
     start = time.perf_counter()
     rows = read(path).n_rows
 elif case in ("add", "big"):
-    from evalvalidity.workspace import Workspace
+    from evalvalidity.io.workspace import Workspace
     root = sys.argv[3]
     start = time.perf_counter()
     rows = Workspace(root).add(path, name="run").n_rows
 elif case == "score":
-    from evalvalidity.ingest import read_qrels
-    from evalvalidity.workspace import Workspace
-    from evalvalidity.scoring import score_run
+    from evalvalidity.io.ingest import read_qrels
+    from evalvalidity.io.workspace import Workspace
+    from evalvalidity.io.scoring import score_run
     root = sys.argv[3]
     qrels = read_qrels(path.rsplit(".", 1)[0] + ".qrels")
     start = time.perf_counter()
@@ -144,7 +144,7 @@ def main() -> None:
                 peaks.append(peak)
                 if big_case:
                     try:
-                        import evalvalidity.scoring  # noqa: F401
+                        import evalvalidity.io.scoring  # noqa: F401
                     except ImportError:
                         pass
                     else:

@@ -5,8 +5,8 @@ and its qrels (1-3 relevant documents per query, plus a non-relevant judgement o
 bench/out/, then runs every tool in its own subprocess, ``--repeats`` times:
 
 - ``evalvalidity (duckdb read)``: DuckDB ``read_csv`` (explicit columns, as STACK.md says) into
-  the canonical Arrow tables, then :func:`evalvalidity.scoring.score_run`;
-- ``evalvalidity (ingest)``: :func:`evalvalidity.ingest.read_run` / ``read_qrels`` (the
+  the canonical Arrow tables, then :func:`evalvalidity.io.scoring.score_run`;
+- ``evalvalidity (ingest)``: :func:`evalvalidity.io.ingest.read_run` / ``read_qrels`` (the
   validating readers), then ``score_run`` -- when the ingest package is present;
 - ``pytrec_eval``: a plain Python reader into dicts, then ``recip_rank`` (trec_eval has no RR
   cutoff, so it scores the full RR: the same work, a slightly different number);
@@ -116,7 +116,7 @@ def generate(n_queries: int, total: int, out: Path) -> tuple[Path, Path]:
 def work_ours(run_path: str, qrels_path: str) -> float:
     import duckdb
 
-    from evalvalidity.scoring import score_run
+    from evalvalidity.io.scoring import score_run
 
     start = _start()
     con = duckdb.connect()
@@ -138,8 +138,8 @@ def work_ours(run_path: str, qrels_path: str) -> float:
 
 
 def work_ours_ingest(run_path: str, qrels_path: str) -> float:
-    from evalvalidity.ingest import read_qrels, read_run
-    from evalvalidity.scoring import score_run
+    from evalvalidity.io.ingest import read_qrels, read_run
+    from evalvalidity.io.scoring import score_run
 
     start = _start()
     run = read_run(run_path)
@@ -243,7 +243,7 @@ def run_once(tool: str, run_path: Path, qrels_path: Path
 def available(tool: str) -> bool:
     if tool == "ours_ingest":
         try:
-            from evalvalidity.ingest import read_qrels, read_run  # noqa: F401
+            from evalvalidity.io.ingest import read_qrels, read_run  # noqa: F401
         except ImportError:
             return False
     return True

@@ -4,13 +4,13 @@ Exact noise floors for every common retrieval metric, a trec_eval-compatible sco
 that find tiny headroom, harness bugs and leaks. Importing the package loads only numpy.
 """
 
+from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import (
     EvalValidityError,
     FileFormatError,
     InputDataError,
     ParameterError,
 )
-from evalvalidity.metrics import Metric, parse_metric
 
 __version__ = "0.1.0"
 

@@ -1,6 +1,6 @@
 """Brute-force noise floors: every order of a small pool, scored by plain-Python metrics.
 
-Independent of :mod:`evalvalidity.floors` and of the scorer, so that tests can check both
+Independent of :mod:`evalvalidity.core.floors` and of the scorer, so that tests can check both
 against it. The metric definitions follow trec_eval (``recip_rank``, ``success_k``, ``P_k``,
 ``recall_k``, ``Rprec``, ``map``, ``map_cut_k``, ``ndcg``, ``ndcg_cut_k``):
 
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evalvalidity.metrics import Metric, parse_metric
+from evalvalidity.core.metrics import Metric, parse_metric
 
 __all__ = [
     "brute_ceiling",

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalvalidity import demo
+from evalvalidity.analysis import examples as demo
 from evalvalidity.cli import app as cli_app
 from evalvalidity.cli import main
 from evalvalidity.errors import ParameterError
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app" / "main.py"

@@ -13,12 +13,13 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from evalvalidity import charts, report
-from evalvalidity.checks import PoolSpec, check_benchmark
+from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+from evalvalidity.core.floors import noise_floor
+from evalvalidity.core.metrics import parse_metric
 from evalvalidity.errors import ParameterError
-from evalvalidity.floors import noise_floor
-from evalvalidity.ingest import read
-from evalvalidity.metrics import parse_metric
+from evalvalidity.io.ingest import read
+from evalvalidity.report import charts
+from evalvalidity.report import records as report
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "writeup"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evalvalidity.cli import main
-from evalvalidity.floors import noise_floor
+from evalvalidity.core.floors import noise_floor
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITEUP = ROOT / "data" / "writeup"

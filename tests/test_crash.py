@@ -4,7 +4,7 @@
   with SIGKILL at random instants (``tests/test_workspace.py`` kills it at chosen phases of an
   ingest); every time the workspace reopens with every earlier dataset intact and nothing left
   behind.
-- Report export: a child writes ``report.to_json`` through :func:`evalvalidity._atomic.atomic_write`
+- Report export: a child writes ``report.to_json`` through :func:`evalvalidity.io.atomic.atomic_write`
   and is killed while writing, syncing or renaming; the report is always one whole version.
 - A full disk: a 2 MiB tmpfs (``mount -t tmpfs``, root only; skipped, saying why, elsewhere).
   An ingest, a rename and a report write each fail with a message saying the disk is full,
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from evalvalidity._atomic import StorageError, atomic_write, remove_stale_temporaries
 from evalvalidity.errors import EvalValidityError
-from evalvalidity.ingest import _read
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.atomic import StorageError, atomic_write, remove_stale_temporaries
+from evalvalidity.io.ingest import _read
+from evalvalidity.io.workspace import Workspace
 
 ROOT = Path(__file__).parent.parent
 TOY = ROOT / "data" / "writeup" / "toy"
@@ -65,7 +65,7 @@ def assert_consistent(root: Path) -> Workspace:
 CHURN = """
 import itertools, sys
 from pathlib import Path
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.workspace import Workspace
 root, path, ready, attempt = sys.argv[1:5]
 ws = Workspace(root)
 Path(ready).touch()
@@ -121,9 +121,10 @@ def test_sigkill_at_random_instants_of_add_rename_delete(tmp_path):
 EXPORT = """
 import os, sys, time
 from pathlib import Path
-from evalvalidity import _atomic, report
-from evalvalidity.checks import PoolSpec, check_benchmark
-from evalvalidity.ingest import read_qrels, read_run
+from evalvalidity.io import atomic as _atomic
+from evalvalidity.report import records as report
+from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+from evalvalidity.io.ingest import read_qrels, read_run
 target, ready, pause = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 toy = Path(sys.argv[4])
 versions = []

@@ -1,4 +1,4 @@
-"""Tests of evalvalidity.dedup: floors when random chunk scores are deduplicated to documents.
+"""Tests of evalvalidity.core.dedup: floors when random chunk scores are deduplicated to documents.
 
 The exact floors are checked four ways: against the chunk-free formulas of MATH.md §1 when every
 document has one chunk; against every order of the chunks of tiny corpora (exact fractions);
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalvalidity.dedup import (
+from evalvalidity.core.dedup import (
     DedupMonteCarlo,
     DedupPoolSize,
     _exact_moments,
@@ -27,9 +27,9 @@ from evalvalidity.dedup import (
     dedup_floor_mc,
     inferred_pool_size_under_dedup,
 )
+from evalvalidity.core.floors import Floor
+from evalvalidity.core.metrics import Metric
 from evalvalidity.errors import EvalValidityWarning, ParameterError
-from evalvalidity.floors import Floor
-from evalvalidity.metrics import Metric
 
 # ------------------------------------------------------------------------------------ helpers
 

@@ -23,9 +23,9 @@ CHILD = """
 import hashlib, json, sys
 from pathlib import Path
 import pyarrow as pa
-from evalvalidity import report
-from evalvalidity.checks import PoolSpec, check_benchmark
-from evalvalidity.ingest import read, read_harness, read_pools, read_qrels, read_run, read_units
+from evalvalidity.report import records as report
+from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+from evalvalidity.io.ingest import read, read_harness, read_pools, read_qrels, read_run, read_units
 
 root, seed = Path(sys.argv[1]), int(sys.argv[2])
 w = root / "data" / "writeup"
@@ -83,9 +83,9 @@ def test_reports_and_tables_are_byte_identical_across_processes():
 
 
 def test_the_seed_matters():
-    from evalvalidity import report
-    from evalvalidity.checks import PoolSpec, check_benchmark
-    from evalvalidity.ingest import read_qrels, read_run
+    from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+    from evalvalidity.io.ingest import read_qrels, read_run
+    from evalvalidity.report import records as report
 
     toy = ROOT / "data" / "writeup" / "toy"
     run, qrels = read_run(toy / "model.trec"), read_qrels(toy / "qrels.txt")
@@ -97,8 +97,8 @@ def test_the_seed_matters():
 def test_the_same_check_twice_in_one_process_gives_the_same_json():
     from test_injection import hostile_benchmark
 
-    from evalvalidity import report
-    from evalvalidity.checks import check_benchmark
+    from evalvalidity.analysis.checks import check_benchmark
+    from evalvalidity.report import records as report
 
     texts = []
     for _ in range(2):
@@ -111,8 +111,8 @@ def test_the_same_check_twice_in_one_process_gives_the_same_json():
 
 @pytest.mark.parametrize("stream", [False, True], ids=["in-memory", "streamed"])
 def test_a_dataset_file_is_the_same_bytes_every_time(tmp_path, monkeypatch, stream):
-    from evalvalidity.ingest import _read
-    from evalvalidity.workspace import Workspace
+    from evalvalidity.io.ingest import _read
+    from evalvalidity.io.workspace import Workspace
 
     if stream:
         monkeypatch.setattr(_read, "STREAM_THRESHOLD_BYTES", 0)

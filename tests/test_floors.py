@@ -27,15 +27,15 @@ from brute import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalvalidity.errors import EvalValidityWarning, ParameterError
-from evalvalidity.floors import (
+from evalvalidity.core.floors import (
     Floor,
     InferredPoolSize,
     infer_benchmark_pool_size,
     infer_pool_size,
     noise_floor,
 )
-from evalvalidity.metrics import Metric, parse_metric
+from evalvalidity.core.metrics import Metric, parse_metric
+from evalvalidity.errors import EvalValidityWarning, ParameterError
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE / "reference" / "floors_reference.json"
@@ -471,7 +471,7 @@ def test_ndcg_of_the_pool_of_8_by_hand() -> None:
 
 
 def test_discount_sums_beyond_the_table() -> None:
-    from evalvalidity.floors import _discount_sums, _harmonic, _harmonic2
+    from evalvalidity.core.floors import _discount_sums, _harmonic, _harmonic2
 
     for n in (4096, 4097, 5000, 123_457, 1_000_000):
         i = np.arange(1, n + 1, dtype=np.float64)
@@ -662,7 +662,7 @@ def test_round_trip_property(metric: str, g: int, extra: int, surplus: int) -> N
 
 
 def test_continuous_extension_is_decreasing_and_exact_at_integers() -> None:
-    from evalvalidity.floors import _expected_continuous
+    from evalvalidity.core.floors import _expected_continuous
 
     for family, k in (("rr", 10), ("rr", None), ("rr", 3), ("hit", 10), ("ap", 10),
                       ("ap", None), ("p", 10), ("r", 10), ("rprec", None)):
@@ -689,7 +689,7 @@ def test_interval_inverts_the_ends_of_the_normal_interval() -> None:
     assert np.all(inferred.low < inferred.estimate)
     assert np.all(inferred.estimate < inferred.high)
     # the ends map back to measured ± z·se through the exact (continuous) floor
-    from evalvalidity.floors import _expected_continuous
+    from evalvalidity.core.floors import _expected_continuous
 
     np.testing.assert_allclose(_expected_continuous("rr", 10, inferred.low, g, g),
                                measured * (1 + 0.1 * z), rtol=1e-10)
@@ -750,7 +750,7 @@ def test_write_up_example_exact_inversion_differs_from_the_approximation() -> No
     approximation = gold.mean() * harmonic(10) / measured  # G·H_k/N solved for N
     # the exact answer reproduces the measurement; the approximation's does not
     assert noise_floor("rr@10", 218, gold).expected.mean() == pytest.approx(0.018096, abs=1e-6)
-    from evalvalidity.floors import _expected_continuous
+    from evalvalidity.core.floors import _expected_continuous
 
     def mean_floor(x: float) -> float:
         return float(_expected_continuous("rr", 10, np.full(28, x), gold, gold).mean())
@@ -812,7 +812,7 @@ def test_inversion_errors_have_exact_messages(call: Callable[[], object], messag
 
 
 def test_floors_imports_only_numpy_scipy_and_the_core() -> None:
-    source = (HERE.parent / "evalvalidity" / "floors.py").read_text(encoding="utf-8")
+    source = (HERE.parent / "evalvalidity" / "core" / "floors.py").read_text(encoding="utf-8")
     imported = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -822,8 +822,8 @@ def test_floors_imports_only_numpy_scipy_and_the_core() -> None:
                          else node.module.split(".")[0])
     assert imported <= {"__future__", "functools", "itertools", "warnings", "collections",
                         "dataclasses", "typing", "numpy", "scipy", "evalvalidity.errors",
-                        "evalvalidity.metrics"}, imported
-    code = ("import sys, evalvalidity.floors; "
+                        "evalvalidity.core.metrics"}, imported
+    code = ("import sys, evalvalidity.core.floors; "
             "print(sorted(m for m in ('pandas', 'pyarrow', 'duckdb', 'streamlit', 'altair')"
             " if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -4,7 +4,7 @@ Valid seed files of every kind in every format (and their gzip) are mutated by h
 flips, truncation, inserted control characters and random bytes, huge fields, deep nesting,
 NaN/inf, mixed delimiters, duplicated and deleted slices, and the gzip stream itself corrupted.
 Two more families are built from scratch: Parquet files with odd column types and JSON of
-arbitrary shape. The property, for :func:`evalvalidity.ingest.read`: it returns a table that
+arbitrary shape. The property, for :func:`evalvalidity.io.ingest.read`: it returns a table that
 conforms to the kind's schema with valid values, or raises an
 :class:`~evalvalidity.errors.EvalValidityError`; nothing else escapes (no pyarrow, DuckDB,
 Unicode, recursion or memory error) and nothing is printed as an unraisable exception (pytest
@@ -31,9 +31,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from evalvalidity.errors import EvalValidityError
-from evalvalidity.ingest import KINDS, Limits, read
-from evalvalidity.ingest._spec import SCHEMAS
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.ingest import KINDS, Limits, read
+from evalvalidity.io.ingest._spec import SCHEMAS
+from evalvalidity.io.workspace import Workspace
 
 
 def _parquet(columns: dict[str, list[object]]) -> bytes:

@@ -11,11 +11,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from evalvalidity import charts, html_report, report
-from evalvalidity.checks import PoolSpec, check_benchmark
+from evalvalidity.analysis.checks import PoolSpec, check_benchmark
 from evalvalidity.cli import main
 from evalvalidity.errors import ParameterError
-from evalvalidity.ingest import read
+from evalvalidity.io.ingest import read
+from evalvalidity.report import charts
+from evalvalidity.report import html as html_report
+from evalvalidity.report import records as report
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "writeup"
 

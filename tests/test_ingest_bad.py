@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from evalvalidity.errors import FileFormatError
-from evalvalidity.ingest import RejectedRowsError, cross_check, read, read_qrels, read_run
+from evalvalidity.io.ingest import RejectedRowsError, cross_check, read, read_qrels, read_run
 
 BAD = Path(__file__).parent / "data" / "bad"
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalvalidity.ingest import (
+from evalvalidity.io.ingest import (
     CORPUS_SIZE_SCHEMA,
     _text,
     read,
@@ -26,7 +26,7 @@ from evalvalidity.ingest import (
     read_run,
     read_units,
 )
-from evalvalidity.tables import QRELS_SCHEMA, RUN_SCHEMA
+from evalvalidity.io.tables import QRELS_SCHEMA, RUN_SCHEMA
 
 CRANFIELD = Path(__file__).parent.parent / "data" / "cranfield"
 
@@ -286,7 +286,7 @@ def test_cranfield_files():
     for name in ("run_bm25", "run_dense", "run_noise", "run_hybrid_noise"):
         run = read(CRANFIELD / f"{name}.trec")
         assert (run.kind, run.n_rows, run.n_rejected) == ("run", 22500, 0)
-    from evalvalidity.ingest import cross_check
+    from evalvalidity.io.ingest import cross_check
 
     run = read_run(CRANFIELD / "run_bm25.trec")
     check = cross_check(run, qrels.table)

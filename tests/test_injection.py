@@ -22,12 +22,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from evalvalidity import report
-from evalvalidity.checks import PoolSpec, check_benchmark
+from evalvalidity.analysis.checks import PoolSpec, check_benchmark
 from evalvalidity.errors import EvalValidityError, ParameterError
-from evalvalidity.ingest import _text, read
-from evalvalidity.scoring import score_run
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.ingest import _text, read
+from evalvalidity.io.scoring import score_run
+from evalvalidity.io.workspace import Workspace
+from evalvalidity.report import records as report
 
 PACKAGE = Path(__file__).parent.parent / "evalvalidity"
 
@@ -297,7 +297,7 @@ def test_markdown_shows_markdown_syntax_in_ids_as_text():
 
 
 def test_html_report_escapes_ids(checked):
-    from evalvalidity.html_report import render_html
+    from evalvalidity.report.html import render_html
 
     page = render_html(checked, svgs={})
     assert SCRIPT not in page and "<img src=x" not in page

@@ -1,4 +1,4 @@
-"""Tests of evalvalidity.kernels: pure-Python references, brute-force enumeration of tie orders."""
+"""Tests of evalvalidity.core.kernels: pure-Python references, brute-force enumeration of tie orders."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from brute import brute_floor
 
+from evalvalidity.core.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
+from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import ParameterError
-from evalvalidity.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
-from evalvalidity.metrics import Metric, parse_metric
 
 METRICS = [
     parse_metric(s)
@@ -397,7 +397,7 @@ def test_kernels_import_no_io_libraries() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, evalvalidity.kernels; "
+    code = ("import sys, evalvalidity.core.kernels; "
             "print(sorted(m for m in ('duckdb', 'pyarrow', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-CORE = ["evalvalidity", "evalvalidity.metrics", "evalvalidity.floors", "evalvalidity.dedup",
-        "evalvalidity.kernels", "evalvalidity.stats", "evalvalidity.live"]
+CORE = ["evalvalidity", "evalvalidity.core.metrics", "evalvalidity.core.floors", "evalvalidity.core.dedup",
+        "evalvalidity.core.kernels", "evalvalidity.core.stats", "evalvalidity.analysis.live"]
 
 
 @pytest.mark.parametrize("module", CORE)

@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalvalidity.errors import FileFormatError, ParameterError
-from evalvalidity.ingest import DEFAULT_LIMITS, Limits, RejectedRowsError, read, read_run
-from evalvalidity.ingest._limits import human_bytes
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.ingest import DEFAULT_LIMITS, Limits, RejectedRowsError, read, read_run
+from evalvalidity.io.ingest._limits import human_bytes
+from evalvalidity.io.workspace import Workspace
 
 ROOT = Path(__file__).parent.parent
 MiB = 1 << 20
@@ -34,8 +34,8 @@ CHILD = """
 import json, os, sys, tempfile, time
 action, path, kind, limits = sys.argv[1], sys.argv[2], sys.argv[3] or None, sys.argv[4]
 from evalvalidity.errors import EvalValidityError
-from evalvalidity.ingest import Limits, read
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.ingest import Limits, read
+from evalvalidity.io.workspace import Workspace
 limits = Limits(**json.loads(limits)) if limits else None
 out = {}
 start = time.perf_counter()
@@ -207,7 +207,7 @@ def test_the_decompressed_size_cap_holds_without_the_ratio(tmp_path):
     path.write_bytes(gzip.compress(text, mtime=0))
     limits = Limits(max_text_bytes=MiB, max_compression_ratio=None)
     for fast in (True, False):
-        from evalvalidity.ingest import _text
+        from evalvalidity.io.ingest import _text
 
         _text.FAST_PATH = fast
         try:
@@ -259,7 +259,7 @@ def test_a_100_mb_line_is_refused_naming_it(tmp_path, action):
 @pytest.mark.parametrize("fast", [True, False])
 @pytest.mark.parametrize("fmt", ["trec", "csv", "jsonl"])
 def test_the_line_limit_on_every_path(fmt, fast, gzipped):
-    from evalvalidity.ingest import _text
+    from evalvalidity.io.ingest import _text
 
     rows = [("q1", "d1", 2.5), ("q1", "d" * 200, 1.5), ("q2", "d1", 0.5)]
     if fmt == "trec":

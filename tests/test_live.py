@@ -1,4 +1,4 @@
-"""Tests of evalvalidity.live: the default embedder, norm-keeping noise, exact cosine top-k."""
+"""Tests of evalvalidity.analysis.live: the default embedder, norm-keeping noise, exact cosine top-k."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evalvalidity import live
-from evalvalidity.errors import ParameterError
-from evalvalidity.live import (
+from evalvalidity.analysis import live
+from evalvalidity.analysis.live import (
     HashingEmbedder,
     Ranking,
     embed_and_rank,
     exact_cosine_topk,
     noise_like,
 )
+from evalvalidity.errors import ParameterError
 
 FILLER = [f"common{i}" for i in range(40)]
 
@@ -116,7 +116,7 @@ def test_embedder_is_deterministic_across_processes() -> None:
     here = hashlib.sha256(HashingEmbedder(dim=64, seed=3)(texts).tobytes()).hexdigest()
     code = (
         "import hashlib\n"
-        "from evalvalidity.live import HashingEmbedder\n"
+        "from evalvalidity.analysis.live import HashingEmbedder\n"
         f"v = HashingEmbedder(dim=64, seed=3)({texts!r})\n"
         "print(hashlib.sha256(v.tobytes()).hexdigest())\n"
     )
@@ -130,7 +130,7 @@ def test_embedder_is_deterministic_across_processes() -> None:
 
 def test_live_needs_numpy_only() -> None:
     code = (
-        "import sys, evalvalidity.live\n"
+        "import sys, evalvalidity.analysis.live\n"
         "print(sorted(m for m in ('scipy', 'pandas', 'pyarrow', 'duckdb') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

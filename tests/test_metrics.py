@@ -1,7 +1,7 @@
 import pytest
 
+from evalvalidity.core.metrics import FAMILIES, Metric, parse_metric, parse_metrics
 from evalvalidity.errors import ParameterError
-from evalvalidity.metrics import FAMILIES, Metric, parse_metric, parse_metrics
 
 ALL_METRICS = [
     Metric("rr"), Metric("rr", 10), Metric("rr", 1000, 2),

@@ -1,4 +1,4 @@
-"""Tests of evalvalidity.scoring: differential against pytrec_eval, ir_measures and ranx,
+"""Tests of evalvalidity.io.scoring: differential against pytrec_eval, ir_measures and ranx,
 tie policies against enumeration, chunk deduplication, error messages word for word."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 import pytrec_eval
 from brute import brute_floor
 
+from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import InputDataError, ParameterError
-from evalvalidity.metrics import Metric, parse_metric
-from evalvalidity.scoring import ScoreResult, rank_run, score_run
+from evalvalidity.io.scoring import ScoreResult, rank_run, score_run
 
 CUTOFFS = (1, 3, 5, 10, 20)
 # canonical metric -> pytrec_eval measure
@@ -39,10 +39,10 @@ ALL_METRICS = [parse_metric(s) for s in ("rr", "rr@1", "rr@3", "rr@10", "hit@1",
 @pytest.fixture(params=["counting", "sorting"])
 def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Force either way of finding positions: counting items ahead, or a window sort."""
-    import evalvalidity.scoring
+    import evalvalidity.io.scoring
 
     limit = math.inf if request.param == "counting" else -1.0
-    monkeypatch.setattr(evalvalidity.scoring, "_COUNTING_LIMIT", limit)
+    monkeypatch.setattr(evalvalidity.io.scoring, "_COUNTING_LIMIT", limit)
     return str(request.param)
 
 
@@ -664,7 +664,7 @@ def test_a_parquet_dataset_scores_like_the_table_with_a_memory_limit(tmp_path):
     import pyarrow.dataset as pads
     import pyarrow.parquet as pq
 
-    from evalvalidity.tables import conform
+    from evalvalidity.io.tables import conform
 
     rng = np.random.default_rng(3)
     n = 5_000
@@ -689,7 +689,7 @@ def test_a_dataset_with_a_duplicate_names_its_lines(tmp_path):
     import pyarrow.dataset as pads
     import pyarrow.parquet as pq
 
-    from evalvalidity.tables import conform
+    from evalvalidity.io.tables import conform
 
     run = conform(pa.table({"qid": ["1", "1", "1"], "docid": ["a", "b", "a"],
                             "score": [3.0, 2.0, 1.0], "line": [4, 5, 9]}), "run")

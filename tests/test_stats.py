@@ -1,4 +1,4 @@
-"""Tests of evalvalidity.stats against scipy.stats, hand-computed examples and simulation."""
+"""Tests of evalvalidity.core.stats against scipy.stats, hand-computed examples and simulation."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from evalvalidity.errors import EvalValidityWarning, InputDataError, ParameterError
-from evalvalidity.stats import (
+from evalvalidity.core.stats import (
     EffectSize,
     Interval,
     RunComparison,
@@ -25,6 +24,7 @@ from evalvalidity.stats import (
     topic_set_size,
     z_against_floor,
 )
+from evalvalidity.errors import EvalValidityWarning, InputDataError, ParameterError
 
 
 def random_rr_at_10(pool_sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:

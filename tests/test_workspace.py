@@ -15,8 +15,8 @@ import pytest
 
 from evalvalidity.cli import main
 from evalvalidity.errors import ParameterError
-from evalvalidity.ingest import RejectedRowsError, load
-from evalvalidity.workspace import Workspace, default_path, validate_name
+from evalvalidity.io.ingest import RejectedRowsError, load
+from evalvalidity.io.workspace import Workspace, default_path, validate_name
 
 ROOT = Path(__file__).parent.parent
 CRANFIELD = ROOT / "data" / "cranfield"
@@ -108,7 +108,7 @@ def test_failed_add_leaves_the_workspace_as_it_was(tmp_path):
 
 
 def test_streaming_path_gives_the_same_dataset(tmp_path, monkeypatch):
-    from evalvalidity.ingest import _read
+    from evalvalidity.io.ingest import _read
 
     data = run_text(20, 50) + b"1 Q0 D1_3 99 0.5 x\n"  # one duplicate, dropped
     ws = Workspace(tmp_path)
@@ -125,8 +125,8 @@ def test_streaming_path_gives_the_same_dataset(tmp_path, monkeypatch):
 
 KILLER = """
 import os, sys, time
-from evalvalidity.ingest import _read
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.ingest import _read
+from evalvalidity.io.workspace import Workspace
 root, path, phase, stream = sys.argv[1:5]
 if stream == "stream":
     _read.STREAM_THRESHOLD_BYTES = 0
@@ -170,7 +170,7 @@ def test_sigkill_half_way_leaves_no_half_dataset(tmp_path, phase, stream):
 CONCURRENT = """
 import sys, time
 from pathlib import Path
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.workspace import Workspace
 root, path, name, start = sys.argv[1:5]
 while not Path(start).exists():
     time.sleep(0.005)

@@ -6,7 +6,7 @@ import state
 import streamlit as st
 import widgets
 
-from evalvalidity import charts
+from evalvalidity.report import charts
 
 st.title("Compare runs")
 cfg = state.config()

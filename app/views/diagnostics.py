@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 import widgets
 
-from evalvalidity import charts
+from evalvalidity.report import charts
 
 st.title("Diagnostics")
 cfg, result = widgets.result_or_stop()

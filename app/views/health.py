@@ -7,9 +7,10 @@ import state
 import streamlit as st
 import widgets
 
-from evalvalidity import charts, report
-from evalvalidity.demo import Preset
-from evalvalidity.metrics import FAMILIES
+from evalvalidity.analysis.examples import Preset
+from evalvalidity.core.metrics import FAMILIES
+from evalvalidity.report import charts
+from evalvalidity.report import records as report
 
 NONE = "— none —"
 FAMILY_NAMES = {"rr": "MRR (reciprocal rank)", "hit": "Hit (success)", "p": "Precision",

@@ -6,8 +6,9 @@ import state
 import streamlit as st
 import widgets
 
-from evalvalidity import charts, report
 from evalvalidity.errors import EvalValidityError
+from evalvalidity.report import charts
+from evalvalidity.report import records as report
 
 st.title("Queries")
 cfg, result = widgets.result_or_stop()

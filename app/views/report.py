@@ -5,7 +5,9 @@ import functools
 import streamlit as st
 import widgets
 
-from evalvalidity import charts, html_report, report
+from evalvalidity.report import charts
+from evalvalidity.report import html as html_report
+from evalvalidity.report import records as report
 
 st.title("Report")
 cfg, result = widgets.result_or_stop()

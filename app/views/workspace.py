@@ -6,9 +6,9 @@ import state
 import streamlit as st
 import widgets
 
-from evalvalidity import demo
+from evalvalidity.analysis import examples as demo
 from evalvalidity.errors import EvalValidityError
-from evalvalidity.ingest import KINDS
+from evalvalidity.io.ingest import KINDS
 
 KIND_HELP = {
     "run": "a ranking (TREC, CSV/TSV, JSONL, JSON, Parquet)",

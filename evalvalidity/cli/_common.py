@@ -49,14 +49,14 @@ def add_pool_arguments(parser: argparse.ArgumentParser, *, required: bool = Fals
 
 def load_table(spec: str, kind: str, args: argparse.Namespace) -> pa.Table:
     """Load a file, or a dataset of the workspace, as the canonical ``kind`` table."""
-    from evalvalidity.ingest import load
+    from evalvalidity.io.ingest import load
 
     return load(spec, kind, workspace=getattr(args, "workspace", None))
 
 
 def pool_from_args(args: argparse.Namespace, *, required: bool) -> Any:
-    """Build the :class:`~evalvalidity.checks.PoolSpec` the arguments declare, or None."""
-    from evalvalidity.checks import PoolSpec
+    """Build the :class:`~evalvalidity.analysis.checks.PoolSpec` the arguments declare, or None."""
+    from evalvalidity.analysis.checks import PoolSpec
 
     given = [flag for flag, value in (("--pool-size", args.pool_size), ("--pools", args.pools),
                                       ("--candidates", args.candidates), ("--units", args.units))

@@ -67,8 +67,8 @@ def streamlit_command(script: Path, port: int) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Build the demo if needed, then serve the dashboard until interrupted."""
-    from evalvalidity import demo
-    from evalvalidity.workspace import default_path
+    from evalvalidity.analysis import examples as demo
+    from evalvalidity.io.workspace import default_path
 
     if not 1 <= args.port <= 65535:
         raise ParameterError(f"--port must be between 1 and 65535. Got {args.port}.")

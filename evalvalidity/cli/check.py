@@ -69,7 +69,7 @@ def register(subparsers: Any) -> None:
 
 def result_from_args(args: argparse.Namespace, progress: Any = None) -> Any:
     """Load the inputs the arguments name and run the check; returns a CheckResult."""
-    from evalvalidity.checks import check_benchmark
+    from evalvalidity.analysis.checks import check_benchmark
 
     seeds: int | str = args.seeds
     if seeds != "auto":
@@ -103,7 +103,7 @@ def result_from_args(args: argparse.Namespace, progress: Any = None) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Run the check, print it, and gate on the verdict."""
-    from evalvalidity import report
+    from evalvalidity.report import records as report
 
     result = result_from_args(args, progress=progress_printer(args.format == "text"))
     if args.format == "json":

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from evalvalidity.workspace import DatasetInfo, Workspace, default_path
+from evalvalidity.io.workspace import DatasetInfo, Workspace, default_path
 
 __all__ = ["register", "run"]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from evalvalidity.core.metrics import parse_metric
 from evalvalidity.errors import ParameterError
-from evalvalidity.metrics import parse_metric
 
 
 def register(subparsers: Any) -> None:
@@ -52,7 +52,7 @@ def _parse_gains(text: str) -> list[int]:
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print the floor."""
-    from evalvalidity.floors import noise_floor
+    from evalvalidity.core.floors import noise_floor
 
     metric = parse_metric(args.metric)
     gains = _parse_gains(args.gains) if args.gains is not None else None

@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any
 
-from evalvalidity.ingest import FORMATS, KINDS, RejectedRowsError
-from evalvalidity.workspace import Workspace, default_path
+from evalvalidity.io.ingest import FORMATS, KINDS, RejectedRowsError
+from evalvalidity.io.workspace import Workspace, default_path
 
 __all__ = ["register", "run"]
 

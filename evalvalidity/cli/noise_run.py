@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the runs and a manifest describing them."""
-    from evalvalidity.checks import noise_runs
+    from evalvalidity.analysis.checks import noise_runs
 
     if args.seeds < 1:
         raise ParameterError(f"--seeds must be at least 1. Got {args.seeds}.")

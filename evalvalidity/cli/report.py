@@ -33,7 +33,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the check and write the report; prints the files written."""
-    from evalvalidity.html_report import write_report
+    from evalvalidity.report.html import write_report
 
     result = result_from_args(args, progress=progress_printer(True))
     paths = write_report(result, args.out, title=args.title)

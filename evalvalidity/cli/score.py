@@ -16,8 +16,8 @@ from evalvalidity.cli._common import (
     pool_from_args,
     run_display_name,
 )
+from evalvalidity.core.metrics import parse_metrics
 from evalvalidity.errors import ParameterError
-from evalvalidity.metrics import parse_metrics
 
 __all__ = ["register", "run"]
 
@@ -54,14 +54,14 @@ def register(subparsers: Any) -> None:
 
 def _floors(pool: Any, qrels: Any, metrics: tuple[Any, ...]) -> dict[str, float]:
     """Mean exact floor per metric over the judged queries."""
-    from evalvalidity.checks import benchmark_floor
+    from evalvalidity.analysis.checks import benchmark_floor
 
     return {m.name: float(np.mean(benchmark_floor(qrels, pool, m).expected)) for m in metrics}
 
 
 def run(args: argparse.Namespace) -> int:
     """Score the runs and print them."""
-    from evalvalidity.scoring import score_run
+    from evalvalidity.io.scoring import score_run
 
     metrics = parse_metrics(args.metric or list(_DEFAULT_METRICS))
     if args.format == "trec" and len(args.run) > 1:

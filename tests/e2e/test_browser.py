@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 CRANFIELD = ROOT / "data" / "cranfield"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from evalvalidity.workspace import Workspace
+from evalvalidity.io.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY = ROOT / "data" / "writeup" / "toy"

@@ -5,7 +5,7 @@ Run from the repository root (takes about a minute)::
     .venv/bin/python tests/reference/make_floor_reference.py
 
 Every value here comes from the definition of the metric, by routes that share nothing with
-``evalvalidity.floors`` except the definitions:
+``evalvalidity.core.floors`` except the definitions:
 
 - RR@k: the sum over positions r of P(first gold item at r)/r and /r², with
   P(first at r) = C(N−r, G−1)/C(N, G), in 60-digit decimal arithmetic;

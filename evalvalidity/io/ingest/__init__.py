@@ -1,7 +1,7 @@
 r"""Readers for every format a team exports, checked down to the line.
 
 :func:`read` recognises the format and the kind of dataset from the content (never from the
-file name) and returns a table conforming to :mod:`evalvalidity.tables`:
+file name) and returns a table conforming to :mod:`evalvalidity.io.tables`:
 
 =============  ===============================================================================
 kind           formats
@@ -47,19 +47,19 @@ evalvalidity.errors.FileFormatError: qrels.txt: this looks like TREC qrels (4 fi
 
 from __future__ import annotations
 
-from evalvalidity.ingest._crosscheck import CrossCheck, cross_check
-from evalvalidity.ingest._limits import DEFAULT_LIMITS, Limits
-from evalvalidity.ingest._load import load
-from evalvalidity.ingest._read import read
-from evalvalidity.ingest._result import (
+from evalvalidity.io.ingest._crosscheck import CrossCheck, cross_check
+from evalvalidity.io.ingest._limits import DEFAULT_LIMITS, Limits
+from evalvalidity.io.ingest._load import load
+from evalvalidity.io.ingest._read import read
+from evalvalidity.io.ingest._result import (
     MAX_KEPT_REJECTED,
     MAX_SHOWN_REJECTED,
     Ingested,
     RejectedRow,
     RejectedRowsError,
 )
-from evalvalidity.ingest._spec import CORPUS_SIZE_SCHEMA, FORMATS, KINDS
-from evalvalidity.ingest._typed import (
+from evalvalidity.io.ingest._spec import CORPUS_SIZE_SCHEMA, FORMATS, KINDS
+from evalvalidity.io.ingest._typed import (
     read_candidates,
     read_corpus_size,
     read_harness,

@@ -8,7 +8,7 @@ ready example. Dataset names use a dot between the example and the file: workspa
 never paths, so they hold no ``/``.
 
 When the package is installed without the repository's ``data/`` folder, the write-up's
-benchmarks are generated again (:mod:`evalvalidity.scenarios` is deterministic) and Cranfield,
+benchmarks are generated again (:mod:`evalvalidity.analysis.scenarios` is deterministic) and Cranfield,
 which cannot be generated, is left out.
 
 Examples
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from evalvalidity.errors import ParameterError
-from evalvalidity.workspace import DatasetInfo, Workspace
+from evalvalidity.io.workspace import DatasetInfo, Workspace
 
 __all__ = [
     "DEMO_FILES",
@@ -330,7 +330,7 @@ def build_demo(
     root = Path(data_dir) if data_dir is not None else data_root()
     with tempfile.TemporaryDirectory(prefix="evalvalidity-demo-") as scratch:
         if root is None or not (root / "writeup").is_dir():
-            from evalvalidity.scenarios import write_all
+            from evalvalidity.analysis.scenarios import write_all
 
             write_all(Path(scratch) / "writeup")
             root = Path(scratch)

@@ -51,15 +51,15 @@ from typing import Final
 
 import numpy as np
 
-from evalvalidity.errors import EvalValidityWarning, ParameterError
-from evalvalidity.floors import (
+from evalvalidity.core.floors import (
     Floor,
     InferredPoolSize,
     infer_benchmark_pool_size,
     infer_pool_size,
 )
-from evalvalidity.kernels import Hits, Judged, evaluate
-from evalvalidity.metrics import Metric, parse_metric
+from evalvalidity.core.kernels import Hits, Judged, evaluate
+from evalvalidity.core.metrics import Metric, parse_metric
+from evalvalidity.errors import EvalValidityWarning, ParameterError
 
 __all__ = [
     "DedupMonteCarlo",
@@ -157,11 +157,11 @@ class DedupPoolSize:
         The exact deduplicated floor (:func:`dedup_floor`) that was inverted.
     per_query : InferredPoolSize
         For each query, the pool size whose uniformly random order, with the same number of
-        gold items, has the same exact floor (:func:`evalvalidity.floors.infer_pool_size`);
+        gold items, has the same exact floor (:func:`evalvalidity.core.floors.infer_pool_size`);
         NaN for a query without gold.
     benchmark : InferredPoolSize
         One pool size for every query, whose random-order floors average to the mean
-        deduplicated floor (:func:`evalvalidity.floors.infer_benchmark_pool_size`): what
+        deduplicated floor (:func:`evalvalidity.core.floors.infer_benchmark_pool_size`): what
         inverting a benchmark's mean noise score infers.
     documents : int
         Documents in the pool (the unit the metric counts).
@@ -687,7 +687,7 @@ def inferred_pool_size_under_dedup(
     Notes
     -----
     The inversion solves :math:`E_{	ext{uniform}}[M \mid N, G] = E_{	ext{dedup}}[M]` for
-    real :math:`N` on MATH.md §1's exact formula (:func:`evalvalidity.floors.infer_pool_size`,
+    real :math:`N` on MATH.md §1's exact formula (:func:`evalvalidity.core.floors.infer_pool_size`,
     monotone in :math:`N`). With every chunk count 1 it returns the pool size; for one gold
     document and RR@k, :math:`N^* = H_k / E_{	ext{dedup}}[RR@k]` when :math:`N^* \ge k`.
 
@@ -1001,14 +1001,14 @@ def dedup_floor_mc(
 
     Draws ``n_samples`` random document rankings (each document at its best chunk's score, the
     maximum of its chunks' independent uniforms) and evaluates the metric on the gold
-    documents' positions with trec_eval semantics (:func:`evalvalidity.kernels.evaluate`).
+    documents' positions with trec_eval semantics (:func:`evalvalidity.core.kernels.evaluate`).
     Use it for p@k, r@k, ap, ap@k, rprec, ndcg@k...; :func:`dedup_floor` gives rr, rr@k and
     hit@k exactly.
 
     Parameters
     ----------
     metric : Metric or str
-        Any metric of :mod:`evalvalidity.metrics`.
+        Any metric of :mod:`evalvalidity.core.metrics`.
     chunk_counts : array_like of int
         Chunks of every document of the pool, each >= 1.
     gold : sequence of array_like of int
@@ -1033,7 +1033,7 @@ def dedup_floor_mc(
     Returns
     -------
     DedupMonteCarlo
-        Sample means and variances per query (in a :class:`~evalvalidity.floors.Floor` with
+        Sample means and variances per query (in a :class:`~evalvalidity.core.floors.Floor` with
         the exact ceiling), their standard errors and that of the flat mean.
 
     Raises

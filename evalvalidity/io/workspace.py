@@ -12,7 +12,7 @@ Readers never lock: they read ``manifest.json`` (always a whole version, thanks 
 ``os.replace``) and then the Parquet file, each call with a fresh in-memory DuckDB connection.
 Writers (add, rename, delete) hold ``manifest.lock`` only while they publish, so threads of one
 process and separate processes can ingest at the same time. A write that fails (bad input, a
-full disk: :class:`~evalvalidity._atomic.StorageError`) leaves the workspace as it was.
+full disk: :class:`~evalvalidity.io.atomic.StorageError`) leaves the workspace as it was.
 
 Examples
 --------
@@ -43,13 +43,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalvalidity._atomic import StorageError, fsync_path, is_disk_full, storage_error
 from evalvalidity.errors import EvalValidityError, ParameterError
-from evalvalidity.ingest._limits import Limits
-from evalvalidity.ingest._read import connect, ingest_to_parquet
-from evalvalidity.ingest._result import MAX_SHOWN_REJECTED
-from evalvalidity.ingest._source import Source, SourceLike
-from evalvalidity.ingest._spec import SCHEMAS
+from evalvalidity.io.atomic import StorageError, fsync_path, is_disk_full, storage_error
+from evalvalidity.io.ingest._limits import Limits
+from evalvalidity.io.ingest._read import connect, ingest_to_parquet
+from evalvalidity.io.ingest._result import MAX_SHOWN_REJECTED
+from evalvalidity.io.ingest._source import Source, SourceLike
+from evalvalidity.io.ingest._spec import SCHEMAS
 
 __all__ = [
     "Dataset",
@@ -212,7 +212,7 @@ class Workspace:
         Where the workspace lives; created if missing. Defaults to :func:`default_path`.
     limits : Limits, optional
         What an :meth:`add` may cost unless it is given its own (default
-        :data:`~evalvalidity.ingest.DEFAULT_LIMITS`).
+        :data:`~evalvalidity.io.ingest.DEFAULT_LIMITS`).
 
     Opening a workspace removes what interrupted ingests left behind (temporary files whose
     process is gone, data files no manifest entry names).
@@ -370,7 +370,7 @@ class Workspace:
         """The dataset named ``name`` as a lazily scanned :class:`pyarrow.dataset.Dataset`.
 
         Nothing is read until the dataset is scanned, so a run larger than memory can be
-        scored in a stream (``evalvalidity.scoring.score_run`` accepts it). The file stays
+        scored in a stream (``evalvalidity.io.scoring.score_run`` accepts it). The file stays
         valid while the dataset is not deleted: files are immutable and renames do not move
         them.
         """
@@ -418,7 +418,7 @@ class Workspace:
         source : path, bytes or binary file-like
             The file (the dashboard passes the upload's bytes).
         kind, format : str, optional
-            Override detection (see :func:`evalvalidity.ingest.read`).
+            Override detection (see :func:`evalvalidity.io.ingest.read`).
         name : str, optional
             The dataset's name; by default the file name without its extensions, made unique
             with ``-2``, ``-3``... An explicit name that exists is an error.

@@ -6,13 +6,13 @@ and returns one :class:`CheckResult`, which feeds the command line, the dashboar
 report alike. What it computes:
 
 - **Floors** per query: the exact expected score of a uniformly random order of the declared
-  pool (:mod:`evalvalidity.floors`), or of random chunk scores deduplicated to documents
-  (:mod:`evalvalidity.dedup`) when a units map is declared.
+  pool (:mod:`evalvalidity.core.floors`), or of random chunk scores deduplicated to documents
+  (:mod:`evalvalidity.core.dedup`) when a units map is declared.
 - **Headroom**: ceiling − floor, floor / ceiling, the chance-adjusted score
   (M − E) / (ceiling − E) and how many standard errors of the model's mean fit in the headroom.
 - **Check 1** (is the harness's arithmetic right?): random scores pushed through a scorer and
   compared with the exact floor. Built in (seeded random rankings through this package's own
-  scorer, importance-sampled at large pools, see :mod:`evalvalidity.simulate`) or on the team's
+  scorer, importance-sampled at large pools, see :mod:`evalvalidity.core.simulate`) or on the team's
   own harness (its per-query output on noise runs).
 - **Inferred N**: the pool size that the measured random score implies, by exact inversion, with
   a diagnosis when it does not match the declared pool.
@@ -35,12 +35,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalvalidity import dedup, floors, simulate, stats
+from evalvalidity.core import dedup, floors, simulate, stats
+from evalvalidity.core.floors import Floor
+from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import EvalValidityWarning, InputDataError, ParameterError
-from evalvalidity.floors import Floor
-from evalvalidity.metrics import Metric, parse_metric
-from evalvalidity.scoring import score_run
-from evalvalidity.tables import conform
+from evalvalidity.io.scoring import score_run
+from evalvalidity.io.tables import conform
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -1249,7 +1249,7 @@ def check_benchmark(
     noise_components_off : sequence of str, optional
         What the noise run's pipeline had switched off (e.g. ``["bm25", "reranker"]``).
     noise_source : str
-        ``"noise-run"`` (a file) or ``"live"`` (made by :func:`evalvalidity.live.noise_test`):
+        ``"noise-run"`` (a file) or ``"live"`` (made by :func:`evalvalidity.analysis.live.noise_test`):
         where Check 2's result is filed.
     seed : int
         Seed of every random draw: the same inputs and seed give the same result.

@@ -46,7 +46,7 @@ class Ingested:
     Attributes
     ----------
     table : pyarrow.Table
-        Conforms to the kind's schema (:data:`evalvalidity.tables.KIND_SCHEMAS`, or
+        Conforms to the kind's schema (:data:`evalvalidity.io.tables.KIND_SCHEMAS`, or
         :data:`CORPUS_SIZE_SCHEMA`).
     kind, format : str
         What the file was read as; ``compression`` is ``"gzip"`` or None.

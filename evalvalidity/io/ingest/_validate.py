@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalvalidity.ingest._result import MAX_KEPT_REJECTED, RejectedRow
-from evalvalidity.ingest._spec import Layout
+from evalvalidity.io.ingest._result import MAX_KEPT_REJECTED, RejectedRow
+from evalvalidity.io.ingest._spec import Layout
 
 _TYPE_SQL = {"id": "VARCHAR", "float": "DOUBLE", "int": "BIGINT", "posint": "BIGINT"}
 

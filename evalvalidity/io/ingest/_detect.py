@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from evalvalidity.errors import FileFormatError, ParameterError
-from evalvalidity.ingest._limits import exceeds_depth
-from evalvalidity.ingest._source import BOM, PARQUET_MAGIC, Source
-from evalvalidity.ingest._spec import (
+from evalvalidity.io.ingest._limits import exceeds_depth
+from evalvalidity.io.ingest._source import BOM, PARQUET_MAGIC, Source
+from evalvalidity.io.ingest._spec import (
     ALIASES,
     CANONICAL_FIELDS,
     FORMATS,

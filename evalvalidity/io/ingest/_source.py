@@ -2,7 +2,7 @@
 
 A :class:`Source` hides gzip (detected from the magic bytes, never from the name), counts the
 bytes read for progress reports, hashes the original bytes for provenance and enforces the
-size limits of :class:`~evalvalidity.ingest.Limits` while the bytes stream in.
+size limits of :class:`~evalvalidity.io.ingest.Limits` while the bytes stream in.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import BinaryIO
 import pyarrow as pa
 
 from evalvalidity.errors import FileFormatError, ParameterError
-from evalvalidity.ingest._limits import DEFAULT_LIMITS, Limits, human_bytes
+from evalvalidity.io.ingest._limits import DEFAULT_LIMITS, Limits, human_bytes
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -39,7 +39,7 @@ class Source:
     display_name : str, optional
         The name messages use; defaults to the path as given, or ``<upload>``.
     limits : Limits, optional
-        The size limits to enforce (default :data:`~evalvalidity.ingest.DEFAULT_LIMITS`).
+        The size limits to enforce (default :data:`~evalvalidity.io.ingest.DEFAULT_LIMITS`).
     """
 
     def __init__(

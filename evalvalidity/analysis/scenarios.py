@@ -18,7 +18,7 @@ files a team would export, so that the checks, the tests and the demo workspace 
     a ratio of about 5–6×; with the units map declared it matches.
 
 Everything is drawn from ``numpy.random.default_rng(seed)``; the same seed writes byte-identical
-files. ``python -m evalvalidity.scenarios OUT_DIR`` writes all three.
+files. ``python -m evalvalidity.analysis.scenarios OUT_DIR`` writes all three.
 """
 
 from __future__ import annotations

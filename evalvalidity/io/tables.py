@@ -1,6 +1,6 @@
 """The canonical in-memory tables every reader produces and every consumer accepts.
 
-Readers (``evalvalidity.ingest``) turn files of any supported format into these Arrow tables;
+Readers (``evalvalidity.io.ingest``) turn files of any supported format into these Arrow tables;
 the scorer, the checks and the dashboard read only these. Column names and types are a
 contract: :func:`conform` checks a table against its schema and raises a
 :class:`~evalvalidity.errors.InputDataError` naming the missing or mistyped column.

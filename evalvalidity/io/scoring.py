@@ -2,7 +2,7 @@
 
 :func:`score_run` ranks a run in DuckDB, joins it to the judgements, brings back to numpy only
 the judged-relevant items it retrieved (and per-query counts), and computes every metric with
-the kernels of :mod:`evalvalidity.kernels`. :func:`rank_run` returns the ranking itself, for
+the kernels of :mod:`evalvalidity.core.kernels`. :func:`rank_run` returns the ranking itself, for
 drill-down.
 
 Semantics (trec_eval's unless said otherwise):
@@ -26,7 +26,7 @@ Tie policies
     values). Every rank must be present and distinct within a query.
 ``average``
     The expected value over all orders of the items that share a score (McSherry & Najork,
-    ECIR 2008), computed exactly by :func:`evalvalidity.kernels.evaluate_tied`.
+    ECIR 2008), computed exactly by :func:`evalvalidity.core.kernels.evaluate_tied`.
 
 Chunks and documents
 --------------------
@@ -64,10 +64,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as pads
 
+from evalvalidity.core.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
+from evalvalidity.core.metrics import Metric, parse_metrics
 from evalvalidity.errors import InputDataError, ParameterError
-from evalvalidity.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
-from evalvalidity.metrics import Metric, parse_metrics
-from evalvalidity.tables import RUN_SCHEMA, conform
+from evalvalidity.io.tables import RUN_SCHEMA, conform
 
 __all__ = ["TIE_POLICIES", "UNRANKED_POLICIES", "ScoreResult", "rank_run", "score_run"]
 
@@ -454,9 +454,9 @@ def rank_run(
     Parameters
     ----------
     run : pyarrow.Table
-        A run (:data:`~evalvalidity.tables.RUN_SCHEMA`).
+        A run (:data:`~evalvalidity.io.tables.RUN_SCHEMA`).
     units : pyarrow.Table, optional
-        chunk_id → doc_id (:data:`~evalvalidity.tables.UNITS_SCHEMA`): rank chunks, keep each
+        chunk_id → doc_id (:data:`~evalvalidity.io.tables.UNITS_SCHEMA`): rank chunks, keep each
         document's first chunk.
     ties : {'trec_eval', 'given', 'average'}
         Under ``average`` the positions follow trec_eval's order and the columns ``tie_start``
@@ -527,12 +527,12 @@ def score_run(
     Parameters
     ----------
     run : pyarrow.Table or pyarrow.dataset.Dataset
-        A run (:data:`~evalvalidity.tables.RUN_SCHEMA`; ``rank`` and ``line`` may be absent
+        A run (:data:`~evalvalidity.io.tables.RUN_SCHEMA`; ``rank`` and ``line`` may be absent
         from a table), or a dataset with exactly that schema, scanned in a stream.
     qrels : pyarrow.Table
-        Judgements (:data:`~evalvalidity.tables.QRELS_SCHEMA`): grade >= 1 is relevant.
+        Judgements (:data:`~evalvalidity.io.tables.QRELS_SCHEMA`): grade >= 1 is relevant.
     metrics : str, Metric or sequence of them
-        E.g. ``"rr@10, ndcg@10"`` (any spelling :func:`~evalvalidity.metrics.parse_metrics`
+        E.g. ``"rr@10, ndcg@10"`` (any spelling :func:`~evalvalidity.core.metrics.parse_metrics`
         reads).
     units : pyarrow.Table, optional
         chunk_id → doc_id: the run ranks chunks, the qrels judge documents. Each document
@@ -564,7 +564,7 @@ def score_run(
     Notes
     -----
     For each query, with positions 1, 2, ... of the (deduplicated) ranking, see
-    :func:`evalvalidity.kernels.evaluate` for the formulas, e.g.
+    :func:`evalvalidity.core.kernels.evaluate` for the formulas, e.g.
 
     .. math::
 

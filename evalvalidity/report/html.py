@@ -1,12 +1,12 @@
 """The stakeholder report: one self-contained HTML file, the charts as images, JSON and Markdown.
 
-:func:`render_html` turns a :class:`~evalvalidity.checks.CheckResult` into one HTML page that
+:func:`render_html` turns a :class:`~evalvalidity.analysis.checks.CheckResult` into one HTML page that
 opens anywhere with no network: the styles are inline, there is no script, and every chart of
-:func:`evalvalidity.charts.result_charts` is inlined as SVG rendered offline by vl-convert (no
+:func:`evalvalidity.report.charts.result_charts` is inlined as SVG rendered offline by vl-convert (no
 Vega from a CDN, no data URL fetched). :func:`write_report` writes that page with, beside it,
-a PNG and an SVG of each chart, the check's JSON (:func:`evalvalidity.report.to_json`, the
+a PNG and an SVG of each chart, the check's JSON (:func:`evalvalidity.report.records.to_json`, the
 ``check --format json`` contract) and its Markdown summary
-(:func:`evalvalidity.report.to_markdown`, for a pull-request comment)::
+(:func:`evalvalidity.report.records.to_markdown`, for a pull-request comment)::
 
     OUT_DIR/
         report.html
@@ -27,15 +27,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from evalvalidity import report
-from evalvalidity._atomic import atomic_write
-from evalvalidity.charts import PALETTE, VERDICT_COLOURS, result_charts
 from evalvalidity.errors import ParameterError
+from evalvalidity.io.atomic import atomic_write
+from evalvalidity.report import records as report
+from evalvalidity.report.charts import PALETTE, VERDICT_COLOURS, result_charts
 
 if TYPE_CHECKING:
     import altair as alt
 
-    from evalvalidity.checks import CheckResult
+    from evalvalidity.analysis.checks import CheckResult
 
 __all__ = [
     "CHART_CAPTIONS",
@@ -263,7 +263,7 @@ def render_html(result: CheckResult, *, title: str = "Benchmark health report",
         The page's title and heading.
     svgs : mapping of str to str, optional
         Charts already rendered to SVG, by the names of
-        :func:`evalvalidity.charts.result_charts` (rendered here when omitted).
+        :func:`evalvalidity.report.charts.result_charts` (rendered here when omitted).
 
     Returns
     -------

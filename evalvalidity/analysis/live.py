@@ -719,7 +719,7 @@ def noise_test(
     Embeds the corpus and the queries once with ``embed``, ranks them by exact cosine, then
     replaces every vector (corpus and queries) with Gaussian noise of the same norms and ranks
     again with the same index. Both rankings are scored by the package's scorer and handed to
-    :func:`evalvalidity.checks.check_benchmark`, which returns the same result as the
+    :func:`evalvalidity.analysis.checks.check_benchmark`, which returns the same result as the
     file-based check, with Check 2 filed under ``live``. Swapping ``embed`` is all a user
     changes.
 
@@ -749,7 +749,7 @@ def noise_test(
 
     Returns
     -------
-    evalvalidity.checks.CheckResult
+    evalvalidity.analysis.checks.CheckResult
 
     Examples
     --------
@@ -762,7 +762,7 @@ def noise_test(
     """
     import pyarrow as pa
 
-    from evalvalidity.checks import PoolSpec, check_benchmark
+    from evalvalidity.analysis.checks import PoolSpec, check_benchmark
 
     func = "noise_test"
     _check_embed(embed, func)

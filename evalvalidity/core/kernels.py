@@ -1,6 +1,6 @@
 """Per-query metric kernels over the judged-relevant items of a ranking: pure numpy.
 
-The scorer (:mod:`evalvalidity.scoring`) and the Monte Carlo code share these kernels. They see
+The scorer (:mod:`evalvalidity.io.scoring`) and the Monte Carlo code share these kernels. They see
 only what a metric needs: where each judged-relevant item landed (:class:`Hits`, or
 :class:`TiedHits` when the ranking has ties to average over) and every query's judged grades
 (:class:`Judged`, for R and the ideal DCG). Non-relevant and unjudged items never reach numpy.
@@ -36,8 +36,8 @@ from functools import cached_property
 
 import numpy as np
 
+from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import ParameterError
-from evalvalidity.metrics import Metric, parse_metric
 
 __all__ = ["Hits", "Judged", "TiedHits", "evaluate", "evaluate_tied"]
 
@@ -457,7 +457,7 @@ def evaluate(metric: Metric | str, hits: Hits, judged: Judged) -> np.ndarray:
     Parameters
     ----------
     metric : Metric or str
-        The metric (any spelling :func:`~evalvalidity.metrics.parse_metric` reads).
+        The metric (any spelling :func:`~evalvalidity.core.metrics.parse_metric` reads).
     hits : Hits
         Positions of the judged-relevant items that the rankings retrieved.
     judged : Judged

@@ -1,9 +1,9 @@
 r"""The charts of the dashboard and of the HTML report: pure functions returning Altair charts.
 
 Every function here takes plain numbers, data frames or a
-:class:`~evalvalidity.checks.CheckResult` and returns an Altair chart; nothing is drawn, nothing
+:class:`~evalvalidity.analysis.checks.CheckResult` and returns an Altair chart; nothing is drawn, nothing
 is read from disk and nothing depends on Streamlit. The dashboard hands the charts to
-``st.altair_chart``, the report (:mod:`evalvalidity.html_report`) renders the same charts to SVG
+``st.altair_chart``, the report (:mod:`evalvalidity.report.html`) renders the same charts to SVG
 and PNG offline with vl-convert.
 
 The charts aggregate on the server: a chart never carries more than :data:`MAX_ROWS` rows, so a
@@ -46,12 +46,18 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from evalvalidity.core.floors import INVERTIBLE_FAMILIES, noise_floor
+from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import ParameterError
-from evalvalidity.floors import INVERTIBLE_FAMILIES, noise_floor
-from evalvalidity.metrics import Metric, parse_metric
 
 if TYPE_CHECKING:
-    from evalvalidity.checks import CheckResult, Comparison, HarnessCheck, InferredN, QueryTable
+    from evalvalidity.analysis.checks import (
+        CheckResult,
+        Comparison,
+        HarnessCheck,
+        InferredN,
+        QueryTable,
+    )
 
 __all__ = [
     "MAX_ROWS",
@@ -377,7 +383,7 @@ def query_headroom(frame: pd.DataFrame, *, limit: int = 30, metric: str = "score
     Parameters
     ----------
     frame : pandas.DataFrame
-        The triage table (:func:`evalvalidity.report.to_frame`): ``qid``, ``floor``,
+        The triage table (:func:`evalvalidity.report.records.to_frame`): ``qid``, ``floor``,
         ``ceiling``, ``model`` and the ``order`` column.
     limit : int
         How many queries to draw (1 to 200).
@@ -603,7 +609,7 @@ def expected_floor_curve(metric: str | Metric, gold: Any, judged: Any = None, *,
     .. math:: E(N) = \frac{1}{Q} \sum_q E[\text{metric}; N, G_q, R_q]
 
     evaluated on integer pool sizes spaced geometrically between ``low`` and ``high``: the
-    curve that :func:`evalvalidity.floors.infer_benchmark_pool_size` inverts.
+    curve that :func:`evalvalidity.core.floors.infer_benchmark_pool_size` inverts.
 
     Parameters
     ----------
@@ -667,7 +673,7 @@ def inferred_n_chart(inferred: InferredN, curve: pd.DataFrame, *,
     Parameters
     ----------
     inferred : InferredN
-        From a :class:`~evalvalidity.checks.CheckResult`: the measured value, the inferred N
+        From a :class:`~evalvalidity.analysis.checks.CheckResult`: the measured value, the inferred N
         and its interval, the declared pool (and chunk and document counts with a units map).
     curve : pandas.DataFrame
         :func:`expected_floor_curve` over a range that covers the declared and inferred sizes.
@@ -975,7 +981,7 @@ def comparison_chart(comparison: Comparison, *, detectable: float | None = None,
     Parameters
     ----------
     comparison : Comparison
-        From a :class:`~evalvalidity.checks.CheckResult` with more than one run.
+        From a :class:`~evalvalidity.analysis.checks.CheckResult` with more than one run.
     detectable : float, optional
         The smallest difference the benchmark can detect (power analysis): shaded ±.
     metric : str
@@ -1055,7 +1061,7 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
 
     Examples
     --------
-    >>> from evalvalidity.checks import PoolSpec, check_benchmark
+    >>> from evalvalidity.analysis.checks import PoolSpec, check_benchmark
     >>> import pyarrow as pa
     >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
     >>> run = pa.table({"qid": ["1", "2"], "docid": ["a", "c"], "score": [1.0, 1.0]})
@@ -1063,7 +1069,7 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
     >>> sorted(result_charts(result))[:3]
     ['check1_distribution', 'check1_gauge', 'floor_share']
     """
-    from evalvalidity import report
+    from evalvalidity.report import records as report
 
     out: dict[str, Chart] = {}
     metric = result.metric.name

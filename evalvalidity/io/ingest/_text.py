@@ -28,11 +28,11 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from evalvalidity.errors import FileFormatError
-from evalvalidity.ingest._detect import Detected
-from evalvalidity.ingest._limits import exceeds_depth, human_bytes
-from evalvalidity.ingest._sink import Sink
-from evalvalidity.ingest._source import BOM, Source
-from evalvalidity.ingest._validate import RejectLog, apply_row_checks, row_checks
+from evalvalidity.io.ingest._detect import Detected
+from evalvalidity.io.ingest._limits import exceeds_depth, human_bytes
+from evalvalidity.io.ingest._sink import Sink
+from evalvalidity.io.ingest._source import BOM, Source
+from evalvalidity.io.ingest._validate import RejectLog, apply_row_checks, row_checks
 
 Progress = Callable[[float, str], None]
 

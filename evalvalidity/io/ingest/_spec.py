@@ -13,7 +13,7 @@ from typing import Final
 
 import pyarrow as pa
 
-from evalvalidity.tables import KIND_SCHEMAS
+from evalvalidity.io.tables import KIND_SCHEMAS
 
 #: A corpus size: one row, the number of items in the collection.
 CORPUS_SIZE_SCHEMA: Final = pa.schema([("corpus_size", pa.int64()), ("line", pa.int64())])

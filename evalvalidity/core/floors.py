@@ -49,8 +49,8 @@ import numpy as np
 import scipy.special as sc
 from numpy.typing import ArrayLike
 
+from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import EvalValidityWarning, ParameterError
-from evalvalidity.metrics import Metric, parse_metric
 
 __all__ = [
     "INVERTIBLE_FAMILIES",
@@ -823,7 +823,7 @@ def noise_floor(
     Parameters
     ----------
     metric : Metric or str
-        Any metric of :mod:`evalvalidity.metrics`, e.g. ``"mrr@10"``, ``"ap"``, ``"ndcg@10"``.
+        Any metric of :mod:`evalvalidity.core.metrics`, e.g. ``"mrr@10"``, ``"ap"``, ``"ndcg@10"``.
     pool_size : int or array-like of int
         N >= 1 per query: the items a random ranker orders, in the unit the scorer ranks.
     gold : int or array-like of int
@@ -1489,7 +1489,7 @@ def infer_benchmark_pool_size(
     Three queries with one gold item and one with three, all in pools of 20: the mean MRR@10
     floor is (3·H_10/20 + E(20, 3))/4, and inverting it gives the pool back.
 
-    >>> from evalvalidity.floors import noise_floor
+    >>> from evalvalidity.core.floors import noise_floor
     >>> mean = noise_floor("rr@10", 20, [1, 1, 1, 3]).expected.mean()
     >>> infer_benchmark_pool_size("rr@10", mean, [1, 1, 1, 3]).estimate.round(6)
     array([20.])

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from evalvalidity.ingest._limits import Limits
-from evalvalidity.ingest._read import read
-from evalvalidity.ingest._source import SourceLike
+from evalvalidity.io.ingest._limits import Limits
+from evalvalidity.io.ingest._read import read
+from evalvalidity.io.ingest._source import SourceLike
 
 Progress = Callable[[float, str], None]
 
@@ -41,7 +41,7 @@ def _reader(kind: str) -> Callable[..., pa.Table]:
 
 
 def read_run(source: SourceLike, **options: object) -> pa.Table:
-    r"""Read a run (see :func:`evalvalidity.ingest.read`); returns the RUN table.
+    r"""Read a run (see :func:`evalvalidity.io.ingest.read`); returns the RUN table.
 
     >>> read_run(b"q1 Q0 d1 1 2.5 x\n").column_names
     ['qid', 'docid', 'score', 'rank', 'line']

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import duckdb
 
-from evalvalidity._atomic import is_disk_full
 from evalvalidity.errors import FileFormatError
-from evalvalidity.ingest._detect import Detected, detect, sample_lines
-from evalvalidity.ingest._limits import Limits
-from evalvalidity.ingest._records import read_json_document, read_parquet
-from evalvalidity.ingest._result import Ingested, RejectedRowsError
-from evalvalidity.ingest._sink import MemorySink, ParquetSink, Sink
-from evalvalidity.ingest._source import PARQUET_MAGIC, Source, SourceLike
-from evalvalidity.ingest._text import read_exact, read_fast, read_jsonl
-from evalvalidity.ingest._validate import RejectLog, table_checks
+from evalvalidity.io.atomic import is_disk_full
+from evalvalidity.io.ingest._detect import Detected, detect, sample_lines
+from evalvalidity.io.ingest._limits import Limits
+from evalvalidity.io.ingest._records import read_json_document, read_parquet
+from evalvalidity.io.ingest._result import Ingested, RejectedRowsError
+from evalvalidity.io.ingest._sink import MemorySink, ParquetSink, Sink
+from evalvalidity.io.ingest._source import PARQUET_MAGIC, Source, SourceLike
+from evalvalidity.io.ingest._text import read_exact, read_fast, read_jsonl
+from evalvalidity.io.ingest._validate import RejectLog, table_checks
 
 Progress = Callable[[float, str], None]
 
@@ -187,9 +187,9 @@ def read(
 ) -> Ingested:
     """Read a run, qrels, pool metadata or harness output into a canonical table.
 
-    See :mod:`evalvalidity.ingest` for the formats and the checks, and
-    :class:`~evalvalidity.ingest.Limits` for what a read may cost (``limits``; default
-    :data:`~evalvalidity.ingest.DEFAULT_LIMITS`).
+    See :mod:`evalvalidity.io.ingest` for the formats and the checks, and
+    :class:`~evalvalidity.io.ingest.Limits` for what a read may cost (``limits``; default
+    :data:`~evalvalidity.io.ingest.DEFAULT_LIMITS`).
     """
     src = Source(source, display_name, limits)
     # DuckDB spills past its memory limit; by default into ./.tmp, wherever the caller is

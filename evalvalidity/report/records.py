@@ -1,4 +1,4 @@
-"""Turn a :class:`~evalvalidity.checks.CheckResult` into records, tables and text.
+"""Turn a :class:`~evalvalidity.analysis.checks.CheckResult` into records, tables and text.
 
 One place makes every outward form of a check: :func:`to_dict` (the JSON contract of
 ``evalvalidity check --format json``, versioned by ``schema_version``), :func:`to_frame` (the
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalvalidity.checks import CheckResult, HarnessCheck, Interval, NoiseCheck
+from evalvalidity.analysis.checks import CheckResult, HarnessCheck, Interval, NoiseCheck
 
 if TYPE_CHECKING:
     import pandas as pd

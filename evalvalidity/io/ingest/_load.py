@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from evalvalidity.errors import ParameterError
-from evalvalidity.ingest._read import read
-from evalvalidity.ingest._spec import KIND_NOUNS, KINDS
+from evalvalidity.io.ingest._read import read
+from evalvalidity.io.ingest._spec import KIND_NOUNS, KINDS
 
 if TYPE_CHECKING:
-    from evalvalidity.workspace import Workspace
+    from evalvalidity.io.workspace import Workspace
 
 
 def load(
@@ -24,8 +24,8 @@ def load(
     """Return the ``kind`` table named by ``spec``: a file path, or a workspace dataset name.
 
     An existing file wins; otherwise ``spec`` names a dataset of ``workspace`` (a
-    :class:`~evalvalidity.workspace.Workspace` or its path; by default the default workspace,
-    see :func:`evalvalidity.workspace.default_path`). A file with bad rows raises, as
+    :class:`~evalvalidity.io.workspace.Workspace` or its path; by default the default workspace,
+    see :func:`evalvalidity.io.workspace.default_path`). A file with bad rows raises, as
     :func:`read` does.
 
     Examples
@@ -39,7 +39,7 @@ def load(
         raise ParameterError(f"Unknown dataset kind {kind!r}; expected one of {', '.join(KINDS)}.")
     if Path(spec).is_file():
         return read(spec, kind=kind).table
-    from evalvalidity.workspace import Workspace, default_path
+    from evalvalidity.io.workspace import Workspace, default_path
 
     if isinstance(workspace, Workspace):
         ws: Workspace | None = workspace

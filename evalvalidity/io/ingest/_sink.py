@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from evalvalidity.ingest._spec import SCHEMAS
+from evalvalidity.io.ingest._spec import SCHEMAS
 
 ROW_GROUP_ROWS = 1 << 20
 
