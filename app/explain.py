@@ -31,16 +31,20 @@ def _harmonic(n: int) -> float:
     return float(np.sum(1.0 / np.arange(1, n + 1))) if n > 0 else 0.0
 
 
-def floor_arithmetic(metric: Metric, pool_size: int, gold: int, judged: int,
-                     floor: float, floor_method: str) -> Arithmetic:
+def floor_arithmetic(
+    metric: Metric, pool_size: int, gold: int, judged: int, floor: float, floor_method: str
+) -> Arithmetic:
     """Write down how a query's floor follows from N, G, R and k."""
     n, g, r = int(pool_size), int(gold), int(judged)
     k = metric.k
     cut = n if k is None else min(k, n)
     kk = "N" if k is None else "K"
-    notes: list[str] = [f"N = {n:,} items in the pool, G = {g} gold among them, "
-                        f"R = {r} judged relevant in all"
-                        + ("" if k is None else f", k = {k} so K = min(k, N) = {cut}") + "."]
+    notes: list[str] = [
+        f"N = {n:,} items in the pool, G = {g} gold among them, "
+        f"R = {r} judged relevant in all"
+        + ("" if k is None else f", k = {k} so K = min(k, N) = {cut}")
+        + "."
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalValidityWarning)
         plain = float(noise_floor(metric, n, g, judged=r).expected[0]) if g <= n else math.nan
@@ -50,16 +54,23 @@ def floor_arithmetic(metric: Metric, pool_size: int, gold: int, judged: int,
     elif family == "rr":
         if g == 1:
             formula = rf"E[\mathrm{{RR}}] = \frac{{H_{kk}}}{{N}}"
-            numbers = (rf"\frac{{H_{{{cut}}}}}{{{n}}} = "
-                       rf"\frac{{{_harmonic(cut):.4f}}}{{{n}}} = {plain:.6g}")
+            numbers = (
+                rf"\frac{{H_{{{cut}}}}}{{{n}}} = "
+                rf"\frac{{{_harmonic(cut):.4f}}}{{{n}}} = {plain:.6g}"
+            )
         else:
             last = min(cut, n - g + 1)
-            formula = (rf"E[\mathrm{{RR}}] = \sum_{{r=1}}^{{\min({kk},\,N-G+1)}} "
-                       r"\frac{\binom{N-r}{G-1}}{\binom{N}{G}}\,\frac{1}{r}")
-            numbers = (rf"\sum_{{r=1}}^{{{last}}} \frac{{\binom{{{n}-r}}{{{g - 1}}}}}"
-                       rf"{{\binom{{{n}}}{{{g}}}}}\,\frac{{1}}{{r}} = {plain:.6g}")
-            notes.append(f"For intuition: G·H_K/N = {g * _harmonic(cut) / n:.6g} (exact only "
-                         "for G = 1).")
+            formula = (
+                rf"E[\mathrm{{RR}}] = \sum_{{r=1}}^{{\min({kk},\,N-G+1)}} "
+                r"\frac{\binom{N-r}{G-1}}{\binom{N}{G}}\,\frac{1}{r}"
+            )
+            numbers = (
+                rf"\sum_{{r=1}}^{{{last}}} \frac{{\binom{{{n}-r}}{{{g - 1}}}}}"
+                rf"{{\binom{{{n}}}{{{g}}}}}\,\frac{{1}}{{r}} = {plain:.6g}"
+            )
+            notes.append(
+                f"For intuition: G·H_K/N = {g * _harmonic(cut) / n:.6g} (exact only for G = 1)."
+            )
     elif family == "hit":
         formula = rf"E[\mathrm{{Hit}}] = 1 - \binom{{N-{kk}}}{{G}} \Big/ \binom{{N}}{{G}}"
         numbers = rf"1 - \binom{{{n - cut}}}{{{g}}} \Big/ \binom{{{n}}}{{{g}}} = {plain:.6g}"
@@ -73,14 +84,20 @@ def floor_arithmetic(metric: Metric, pool_size: int, gold: int, judged: int,
         formula = r"E[\mathrm{Rprec}] = \frac{G \min(R, N)}{N\,R}"
         numbers = rf"\frac{{{g} \cdot {min(r, n)}}}{{{n} \cdot {r}}} = {plain:.6g}"
     elif family == "ap":
-        formula = (rf"E[\mathrm{{AP}}] = \frac{{G}}{{R\,N}}\left[H_{kk} + "
-                   rf"\frac{{G-1}}{{N-1}}({kk} - H_{kk})\right]")
-        numbers = (rf"\frac{{{g}}}{{{r} \cdot {n}}}\left[{_harmonic(cut):.4f} + "
-                   rf"\frac{{{g - 1}}}{{{n - 1}}}({cut} - {_harmonic(cut):.4f})\right] = "
-                   rf"{plain:.6g}")
+        formula = (
+            rf"E[\mathrm{{AP}}] = \frac{{G}}{{R\,N}}\left[H_{kk} + "
+            rf"\frac{{G-1}}{{N-1}}({kk} - H_{kk})\right]"
+        )
+        numbers = (
+            rf"\frac{{{g}}}{{{r} \cdot {n}}}\left[{_harmonic(cut):.4f} + "
+            rf"\frac{{{g - 1}}}{{{n - 1}}}({cut} - {_harmonic(cut):.4f})\right] = "
+            rf"{plain:.6g}"
+        )
     else:
-        formula = (r"E[\mathrm{nDCG}] = \frac{\sum_j g_j}{N} \sum_{i=1}^{K} "
-                   r"\frac{1}{\log_2(i+1)} \Big/ \mathrm{IDCG}")
+        formula = (
+            r"E[\mathrm{nDCG}] = \frac{\sum_j g_j}{N} \sum_{i=1}^{K} "
+            r"\frac{1}{\log_2(i+1)} \Big/ \mathrm{IDCG}"
+        )
         numbers = rf"\text{{with every gold item at grade 1: }} {plain:.6g}"
         notes.append("nDCG uses the gold items' grades; the table's floor uses the real ones.")
     if floor_method != "exact":
@@ -88,12 +105,14 @@ def floor_arithmetic(metric: Metric, pool_size: int, gold: int, judged: int,
             f"The check's floor, {floor:.6g}, is computed for chunk scores deduplicated to "
             f"documents ({floor_method}): under random chunk scores a document with more "
             f"chunks comes first more often, so the chunk-free formula above ({plain:.6g}) is "
-            "only a reference.")
+            "only a reference."
+        )
     elif math.isfinite(plain) and not math.isclose(plain, floor, rel_tol=1e-6, abs_tol=1e-12):
-        notes.append(f"The check's floor is {floor:.6g} (graded gains or judged items outside "
-                     "the pool change it).")
-    return Arithmetic(formula, numbers, floor if floor_method != "exact" else plain,
-                      tuple(notes))
+        notes.append(
+            f"The check's floor is {floor:.6g} (graded gains or judged items outside "
+            "the pool change it)."
+        )
+    return Arithmetic(formula, numbers, floor if floor_method != "exact" else plain, tuple(notes))
 
 
 def size(n_bytes: int) -> str:
@@ -114,9 +133,11 @@ def md(text: str) -> str:
     return "".join("\\" + c if c in _MARKDOWN_SPECIALS else c for c in str(text))
 
 
-_SEVERITY_MARK = {"broken": ":red-badge[:material/error: broken]",
-                  "warning": ":orange-badge[:material/warning: warning]",
-                  "info": ":blue-badge[:material/info: info]"}
+_SEVERITY_MARK = {
+    "broken": ":red-badge[:material/error: broken]",
+    "warning": ":orange-badge[:material/warning: warning]",
+    "info": ":blue-badge[:material/info: info]",
+}
 
 
 def reason_lines(reasons: tuple[object, ...]) -> list[str]:
@@ -125,15 +146,18 @@ def reason_lines(reasons: tuple[object, ...]) -> list[str]:
     lines = []
     for r in sorted(reasons, key=lambda r: order.get(getattr(r, "severity", ""), 3)):
         severity = str(getattr(r, "severity", ""))
-        lines.append(f"- {_SEVERITY_MARK.get(severity, md(severity))} "
-                     f"{md(str(getattr(r, 'message', '')))}")
+        lines.append(
+            f"- {_SEVERITY_MARK.get(severity, md(severity))} {md(str(getattr(r, 'message', '')))}"
+        )
     return lines
 
 
 def describe(cfg: object) -> str:
     """One line naming the datasets and parameters of a check configuration."""
-    parts = [f"run **{md(getattr(cfg, 'run', None) or '—')}**",
-             f"qrels **{md(getattr(cfg, 'qrels', ''))}**"]
+    parts = [
+        f"run **{md(getattr(cfg, 'run', None) or '—')}**",
+        f"qrels **{md(getattr(cfg, 'qrels', ''))}**",
+    ]
     kind = getattr(cfg, "pool_kind", "")
     pool = getattr(cfg, "pool", "")
     if kind == "corpus":

@@ -6,15 +6,21 @@ st.set_page_config(page_title="evalvalidity", page_icon=":material/straighten:",
 
 pages = [
     st.Page("views/health.py", title="Health", icon=":material/monitor_heart:", default=True),
-    st.Page("views/workspace.py", title="Workspace", icon=":material/folder_open:",
-            url_path="workspace"),
-    st.Page("views/queries.py", title="Queries", icon=":material/manage_search:",
-            url_path="queries"),
-    st.Page("views/diagnostics.py", title="Diagnostics", icon=":material/query_stats:",
-            url_path="diagnostics"),
-    st.Page("views/compare.py", title="Compare", icon=":material/compare_arrows:",
-            url_path="compare"),
-    st.Page("views/report.py", title="Report", icon=":material/description:",
-            url_path="report"),
+    st.Page(
+        "views/workspace.py", title="Workspace", icon=":material/folder_open:", url_path="workspace"
+    ),
+    st.Page(
+        "views/queries.py", title="Queries", icon=":material/manage_search:", url_path="queries"
+    ),
+    st.Page(
+        "views/diagnostics.py",
+        title="Diagnostics",
+        icon=":material/query_stats:",
+        url_path="diagnostics",
+    ),
+    st.Page(
+        "views/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"
+    ),
+    st.Page("views/report.py", title="Report", icon=":material/description:", url_path="report"),
 ]
 st.navigation(pages).run()

@@ -156,19 +156,38 @@ def preview(upload: Any, kind: str | None, progress: Progress | None = None) -> 
         raise ParameterError(f"Unknown dataset kind {kind!r}; expected one of {', '.join(KINDS)}.")
     data = upload.getvalue()
     try:
-        found = read(data, kind=kind, display_name=upload.name, drop_bad_rows=True,
-                     progress=progress)
+        found = read(
+            data, kind=kind, display_name=upload.name, drop_bad_rows=True, progress=progress
+        )
         result = Preview(
-            file_id=key[0], source_name=upload.name, size_bytes=len(data), kind=found.kind,
-            format=found.format, compression=found.compression, n_rows=found.n_rows,
+            file_id=key[0],
+            source_name=upload.name,
+            size_bytes=len(data),
+            kind=found.kind,
+            format=found.format,
+            compression=found.compression,
+            n_rows=found.n_rows,
             n_rejected=found.n_rejected,
             rejected=tuple((r.line, r.reason, r.raw) for r in found.rejected),
-            warnings=found.warnings, line_unit=found.line_unit, error=None)
+            warnings=found.warnings,
+            line_unit=found.line_unit,
+            error=None,
+        )
     except EvalValidityError as exc:
         result = Preview(
-            file_id=key[0], source_name=upload.name, size_bytes=len(data), kind=None,
-            format=None, compression=None, n_rows=0, n_rejected=0, rejected=(), warnings=(),
-            line_unit="line", error=str(exc))
+            file_id=key[0],
+            source_name=upload.name,
+            size_bytes=len(data),
+            kind=None,
+            format=None,
+            compression=None,
+            n_rows=0,
+            n_rejected=0,
+            rejected=(),
+            warnings=(),
+            line_unit="line",
+            error=str(exc),
+        )
     while len(store) >= _MAX_PREVIEWS:
         store.pop(next(iter(store)))
     store[key] = result
@@ -181,12 +200,24 @@ def added(file_id: str) -> str | None:
     return names.get(file_id)
 
 
-def add_upload(upload: Any, *, kind: str, name: str | None, drop_bad_rows: bool,
-               progress: Progress | None = None) -> DatasetInfo:
+def add_upload(
+    upload: Any,
+    *,
+    kind: str,
+    name: str | None,
+    drop_bad_rows: bool,
+    progress: Progress | None = None,
+) -> DatasetInfo:
     """Store an upload as a dataset private to this session."""
-    info = workspace().add(upload.getvalue(), kind=kind, name=name or None,
-                           drop_bad_rows=drop_bad_rows, display_name=upload.name,
-                           owner=owner(), progress=progress)
+    info = workspace().add(
+        upload.getvalue(),
+        kind=kind,
+        name=name or None,
+        drop_bad_rows=drop_bad_rows,
+        display_name=upload.name,
+        owner=owner(),
+        progress=progress,
+    )
     st.session_state.setdefault("added", {})[str(upload.file_id)] = info.name
     return info
 
@@ -204,8 +235,10 @@ def rename(old: str, new: str) -> DatasetInfo:
     info = workspace().rename(old, new)
     current = st.session_state.get("config")
     if current is not None:
-        fields = {f: (new if getattr(current, f) == old else getattr(current, f))
-                  for f in ("run", "qrels", "noise_run", "harness")}
+        fields = {
+            f: (new if getattr(current, f) == old else getattr(current, f))
+            for f in ("run", "qrels", "noise_run", "harness")
+        }
         if current.pool_kind != "corpus" and current.pool == old:
             fields["pool"] = new
         fields["compare"] = tuple(new if c == old else c for c in current.compare)
@@ -244,18 +277,29 @@ def _table(ws: Workspace, fingerprint: tuple[str, str, str], kind: str) -> pa.Ta
         raise ParameterError(f"The dataset {name!r} changed while the check ran; run it again.")
     if dataset.info.kind != kind:
         raise ParameterError(
-            f"The dataset {name!r} holds {dataset.info.kind} data, not {kind} data.")
+            f"The dataset {name!r} holds {dataset.info.kind} data, not {kind} data."
+        )
     return dataset.table
 
 
-@st.cache_data(show_spinner="Running the checks: floors, Check 1, Check 2, inferred N…",
-               max_entries=64)
-def _check(workspace_path: str, run: tuple[str, str, str] | None,
-           qrels: tuple[str, str, str], pool_kind: str, corpus_size: int | None,
-           pool: tuple[str, str, str] | None, analytic_unit: str,
-           noise_run: tuple[str, str, str] | None, harness: tuple[str, str, str] | None,
-           compare: tuple[tuple[str, str, str], ...], metric: str, seeds: int | str,
-           ties: str) -> CheckResult:
+@st.cache_data(
+    show_spinner="Running the checks: floors, Check 1, Check 2, inferred N…", max_entries=64
+)
+def _check(
+    workspace_path: str,
+    run: tuple[str, str, str] | None,
+    qrels: tuple[str, str, str],
+    pool_kind: str,
+    corpus_size: int | None,
+    pool: tuple[str, str, str] | None,
+    analytic_unit: str,
+    noise_run: tuple[str, str, str] | None,
+    harness: tuple[str, str, str] | None,
+    compare: tuple[tuple[str, str, str], ...],
+    metric: str,
+    seeds: int | str,
+    ties: str,
+) -> CheckResult:
     ws = Workspace(workspace_path)
     if pool_kind == "corpus":
         if corpus_size is None:
@@ -265,18 +309,26 @@ def _check(workspace_path: str, run: tuple[str, str, str] | None,
         if pool is None:
             raise ParameterError("Choose the dataset that declares the pool.")
         table = _table(ws, pool, pool_kind)
-        spec = (PoolSpec(pools=table) if pool_kind == "pools" else
-                PoolSpec(candidates=table) if pool_kind == "candidates" else
-                PoolSpec(units=table, analytic_unit=analytic_unit))
+        spec = (
+            PoolSpec(pools=table)
+            if pool_kind == "pools"
+            else PoolSpec(candidates=table)
+            if pool_kind == "candidates"
+            else PoolSpec(units=table, analytic_unit=analytic_unit)
+        )
     others = {f[0]: _table(ws, f, "run") for f in compare} or None
     return check_benchmark(
         _table(ws, run, "run") if run is not None else None,
         _table(ws, qrels, "qrels"),
-        pool=spec, metric=metric,
+        pool=spec,
+        metric=metric,
         noise_run=_table(ws, noise_run, "run") if noise_run is not None else None,
         harness_output=_table(ws, harness, "harness") if harness is not None else None,
-        other_runs=others, run_name=run[0] if run is not None else "run", seeds=seeds,
-        ties=ties, seed=0,
+        other_runs=others,
+        run_name=run[0] if run is not None else "run",
+        seeds=seeds,
+        ties=ties,
+        seed=0,
     )
 
 
@@ -291,14 +343,23 @@ def run_check(cfg: demo.Preset) -> CheckResult:
     qrels = _fingerprint(cfg.qrels)
     if qrels is None:
         raise ParameterError("Choose the judgements (qrels).")
-    compare = tuple(f for f in (_fingerprint(c) for c in cfg.compare if c != cfg.run)
-                    if f is not None)
+    compare = tuple(
+        f for f in (_fingerprint(c) for c in cfg.compare if c != cfg.run) if f is not None
+    )
     return _check(
-        str(workspace().path), _fingerprint(cfg.run), qrels, cfg.pool_kind,
+        str(workspace().path),
+        _fingerprint(cfg.run),
+        qrels,
+        cfg.pool_kind,
         int(cfg.pool) if cfg.pool_kind == "corpus" else None,
         _fingerprint(str(cfg.pool)) if cfg.pool_kind != "corpus" else None,
-        cfg.analytic_unit, _fingerprint(cfg.noise_run), _fingerprint(cfg.harness), compare,
-        cfg.metric, cfg.seeds, cfg.ties,
+        cfg.analytic_unit,
+        _fingerprint(cfg.noise_run),
+        _fingerprint(cfg.harness),
+        compare,
+        cfg.metric,
+        cfg.seeds,
+        cfg.ties,
     )
 
 
@@ -317,9 +378,15 @@ def current_result() -> tuple[demo.Preset | None, CheckResult | None, str | None
 
 
 @st.cache_data(show_spinner="Ranking the query…", max_entries=256)
-def _ranking(workspace_path: str, run: tuple[str, str, str], qrels: tuple[str, str, str],
-             units: tuple[str, str, str] | None, qid: str, ties: str,
-             depth: int) -> pd.DataFrame:
+def _ranking(
+    workspace_path: str,
+    run: tuple[str, str, str],
+    qrels: tuple[str, str, str],
+    units: tuple[str, str, str] | None,
+    qid: str,
+    ties: str,
+    depth: int,
+) -> pd.DataFrame:
     from evalvalidity.io.scoring import rank_run
 
     ws = Workspace(workspace_path)
@@ -350,8 +417,13 @@ def ranking(cfg: demo.Preset, qid: str, depth: int = 50) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _pool_items(workspace_path: str, pool: tuple[str, str, str], pool_kind: str,
-                qrels: tuple[str, str, str], qid: str) -> pd.DataFrame:
+def _pool_items(
+    workspace_path: str,
+    pool: tuple[str, str, str],
+    pool_kind: str,
+    qrels: tuple[str, str, str],
+    qid: str,
+) -> pd.DataFrame:
     ws = Workspace(workspace_path)
     judged = _table(ws, qrels, "qrels")
     judged = judged.filter(pc.equal(judged.column("qid"), qid)).to_pandas()
@@ -365,9 +437,13 @@ def _pool_items(workspace_path: str, pool: tuple[str, str, str], pool_kind: str,
     mask = pc.is_in(table.column("doc_id"), value_set=pa.array(gold, pa.string()))
     chunks = table.filter(mask).to_pandas()
     counts = chunks.groupby("doc_id").size()
-    return pd.DataFrame({"item": [str(d) for d in gold],
-                         "grade": [grades[d] for d in gold],
-                         "chunks": [int(counts.get(d, 0)) for d in gold]})
+    return pd.DataFrame(
+        {
+            "item": [str(d) for d in gold],
+            "grade": [grades[d] for d in gold],
+            "chunks": [int(counts.get(d, 0)) for d in gold],
+        }
+    )
 
 
 def pool_items(cfg: demo.Preset, qid: str) -> pd.DataFrame | None:

@@ -17,16 +17,22 @@ def result_or_stop() -> tuple[Preset, CheckResult]:
     """The current configuration and its check; stops the page with a message when none."""
     cfg, result, error = state.current_result()
     if cfg is None:
-        st.info("No benchmark is configured yet: upload a run and its judgements on the "
-                "Workspace page, then choose them on the Health page.")
-        st.page_link("views/workspace.py", label="Go to the Workspace",
-                     icon=":material/folder_open:")
+        st.info(
+            "No benchmark is configured yet: upload a run and its judgements on the "
+            "Workspace page, then choose them on the Health page."
+        )
+        st.page_link(
+            "views/workspace.py", label="Go to the Workspace", icon=":material/folder_open:"
+        )
         st.stop()
     st.caption(explain.describe(cfg))
     if error is not None or result is None:
         st.error(error or "The check could not run.")
-        st.page_link("views/health.py", label="Change the configuration on the Health page",
-                     icon=":material/monitor_heart:")
+        st.page_link(
+            "views/health.py",
+            label="Change the configuration on the Health page",
+            icon=":material/monitor_heart:",
+        )
         st.stop()
     return cfg, result
 
@@ -36,8 +42,13 @@ def verdict_banner(result: CheckResult) -> None:
     word = result.verdict.upper()
     text = f"**Verdict: {word}** — {result.metric.name}, {result.n_queries:,} queries"
     {"healthy": st.success, "warning": st.warning, "broken": st.error}[result.verdict](
-        text, icon={"healthy": ":material/check_circle:", "warning": ":material/warning:",
-              "broken": ":material/error:"}[result.verdict])
+        text,
+        icon={
+            "healthy": ":material/check_circle:",
+            "warning": ":material/warning:",
+            "broken": ":material/error:",
+        }[result.verdict],
+    )
     st.markdown("\n".join(explain.reason_lines(result.reasons)))
 
 

@@ -40,23 +40,36 @@ def main() -> None:
     port = _free_port()
     env = {**os.environ, "EVALVALIDITY_WORKSPACE": str(workspace)}
     server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
-         "--server.headless", "true", "--server.port", str(port)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app" / "main.py"),
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     rows = []
     try:
         _wait_healthy(url, server, timeout=60)
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                                 args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             page = browser.new_context(viewport={"width": 1300, "height": 1800}).new_page()
             page.set_default_timeout(300_000)
             page.goto(url)
             page.locator("[data-testid=stSidebarNav] a").filter(has_text="Workspace").click()
             start = time.perf_counter()
             page.locator("[data-testid=stFileUploader] input[type=file]").set_input_files(
-                [str(qrels_path), str(run_path)])
+                [str(qrels_path), str(run_path)]
+            )
             page.get_by_role("button", name="Add all 2 files").click()
             page.get_by_text(re.compile(r"^Added ")).wait_for()
             added = time.perf_counter() - start
@@ -71,15 +84,16 @@ def main() -> None:
             rows.append(("upload 7M-line run + qrels, add them", added, "–"))
             rows.append(("… to the health page with its verdict and charts", health, "≤ 20 s"))
             k = page.get_by_label("Cutoff k")
-            for value, label in (("20", "change k to 20 (computed)"),
-                                 ("10", "change k back to 10 (from cache)")):
+            for value, label in (
+                ("20", "change k to 20 (computed)"),
+                ("10", "change k back to 10 (from cache)"),
+            ):
                 t0 = time.perf_counter()
                 k.fill(value)
                 k.press("Enter")
                 # The verdict line names the metric: it changes when the new result is shown.
                 page.get_by_text(re.compile(rf"^Verdict: .*rr@{value},")).wait_for()
-                rows.append((label, time.perf_counter() - t0,
-                             "≤ 1 s" if "cache" in label else "–"))
+                rows.append((label, time.perf_counter() - t0, "≤ 1 s" if "cache" in label else "–"))
             browser.close()
     finally:
         server.terminate()

@@ -43,8 +43,11 @@ def _worker(case: str) -> None:
     start = time.perf_counter()
     if case.startswith("writeup"):
         d = ROOT / "data" / "writeup" / "unitsbug"
-        run, qrels, units = (read_run(d / "model.trec"), read_qrels(d / "qrels.txt"),
-                             read_units(d / "units.tsv"))
+        run, qrels, units = (
+            read_run(d / "model.trec"),
+            read_qrels(d / "qrels.txt"),
+            read_units(d / "units.tsv"),
+        )
         harness = read_harness(d / "harness.csv") if case == "writeup-harness" else None
         result = check_benchmark(run, qrels, pool=PoolSpec(units=units), harness_output=harness)
     else:
@@ -57,21 +60,33 @@ def _worker(case: str) -> None:
         result = check_benchmark(run, qrels, pool=PoolSpec(corpus_size=MARCO_POOL))
     seconds = time.perf_counter() - start
     harness_check = result.harness
-    print(json.dumps({
-        "seconds": seconds, "imports": imported, "verdict": result.verdict,
-        "ratio": harness_check.ratio.format(3) if harness_check else None,
-        "draws": harness_check.n_draws if harness_check else None,
-        "relative_se": (harness_check.std_error / harness_check.analytic
-                        if harness_check else None),
-    }))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "imports": imported,
+                "verdict": result.verdict,
+                "ratio": harness_check.ratio.format(3) if harness_check else None,
+                "draws": harness_check.n_draws if harness_check else None,
+                "relative_se": (
+                    harness_check.std_error / harness_check.analytic if harness_check else None
+                ),
+            }
+        )
+    )
 
 
 def _measure_with_rss(case: str) -> dict[str, object]:
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    result = subprocess.run([sys.executable, __file__, "--worker", case], capture_output=True,
-                            text=True, cwd=ROOT, check=False)
+    result = subprocess.run(
+        [sys.executable, __file__, "--worker", case],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     if result.returncode != 0:
         raise SystemExit(f"worker {case} failed:\n{result.stderr}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -90,23 +105,29 @@ def main() -> None:
     if args.worker:
         _worker(args.worker)
         return
-    cases = [("writeup-harness", "write-up (units bug, harness output)", "≈ 1 s (its numpy rig)"),
-             ("writeup-builtin", "write-up (units bug, built-in Check 1)", "≈ 1 s (its numpy rig)")]
+    cases = [
+        ("writeup-harness", "write-up (units bug, harness output)", "≈ 1 s (its numpy rig)"),
+        ("writeup-builtin", "write-up (units bug, built-in Check 1)", "≈ 1 s (its numpy rig)"),
+    ]
     if not args.quick:
         cases.append(("marco", "7M-line run, pool 8,841,823, MRR@10, ±2 %", "target ≤ 10 s"))
-    print(f"{'case':<46} {'median s':>9} {'min s':>7} {'peak MB':>8} {'imports s':>9}  "
-          f"{'verdict':<8} {'Check 1 ratio':<22} {'draws':>9} {'rel SE':>7}  peer / target")
+    print(
+        f"{'case':<46} {'median s':>9} {'min s':>7} {'peak MB':>8} {'imports s':>9}  "
+        f"{'verdict':<8} {'Check 1 ratio':<22} {'draws':>9} {'rel SE':>7}  peer / target"
+    )
     for case, label, peer in cases:
         runs = [_measure_with_rss(case) for _ in range(args.repeats)]
         secs = [float(r["seconds"]) for r in runs]  # type: ignore[arg-type]
         peaks = [float(r["peak_mb"]) for r in runs if r.get("peak_mb")]  # type: ignore[arg-type]
         last = runs[-1]
         rel = last.get("relative_se")
-        print(f"{label:<46} {statistics.median(secs):>9.2f} {min(secs):>7.2f} "
-              f"{(max(peaks) if peaks else float('nan')):>8.0f} "
-              f"{statistics.median(float(r['imports']) for r in runs):>9.2f}  "  # type: ignore[arg-type]
-              f"{last['verdict']!s:<8} {last['ratio']!s:<22} {last['draws']!s:>9} "
-              f"{(f'{100 * float(rel):.1f} %' if rel is not None else '–'):>7}  {peer}")
+        print(
+            f"{label:<46} {statistics.median(secs):>9.2f} {min(secs):>7.2f} "
+            f"{(max(peaks) if peaks else float('nan')):>8.0f} "
+            f"{statistics.median(float(r['imports']) for r in runs):>9.2f}  "  # type: ignore[arg-type]
+            f"{last['verdict']!s:<8} {last['ratio']!s:<22} {last['draws']!s:>9} "
+            f"{(f'{100 * float(rel):.1f} %' if rel is not None else '–'):>7}  {peer}"
+        )
 
 
 if __name__ == "__main__":

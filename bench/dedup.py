@@ -72,8 +72,9 @@ def main() -> None:
     rng = np.random.default_rng(SEED)
     lognormal = np.ceil(rng.lognormal(1.0, 1.2, 1_000_000)).astype(np.int64)
     poisson = 1 + rng.poisson(3, 1_000_000)
-    gold_100 = [rng.choice(1_000_000, size=int(rng.integers(1, 4)), replace=False)
-                for _ in range(100)]
+    gold_100 = [
+        rng.choice(1_000_000, size=int(rng.integers(1, 4)), replace=False) for _ in range(100)
+    ]
     one = gold_100[:1]
     cran_counts, cran_gold = cranfield()
 
@@ -92,29 +93,46 @@ def main() -> None:
             (f"rr (no cutoff), {name}", docs, distinct, 1, mean_floor("rr", counts, one)),
             (f"p@5 Monte Carlo 10k, {name}", docs, distinct, 1, mean_mc("p@5", counts, one)),
         ]
-    cases.append(("rr@10, lognormal", len(lognormal), len(np.unique(lognormal)), 100,
-                  mean_floor("rr@10", lognormal, gold_100)))
+    cases.append(
+        (
+            "rr@10, lognormal",
+            len(lognormal),
+            len(np.unique(lognormal)),
+            100,
+            mean_floor("rr@10", lognormal, gold_100),
+        )
+    )
     cran = (len(cran_counts), len(np.unique(cran_counts)), len(cran_gold))
     cases += [
         ("Cranfield rr@10", *cran, mean_floor("rr@10", cran_counts, cran_gold)),
         ("Cranfield hit@10", *cran, mean_floor("hit@10", cran_counts, cran_gold)),
         ("Cranfield rr (no cutoff)", *cran, mean_floor("rr", cran_counts, cran_gold)),
-        ("Cranfield inferred N (rr@10)", *cran,
-         lambda: float(inferred_pool_size_under_dedup(cran_counts, cran_gold, metric="rr@10")
-                       .benchmark.estimate[0])),
+        (
+            "Cranfield inferred N (rr@10)",
+            *cran,
+            lambda: float(
+                inferred_pool_size_under_dedup(
+                    cran_counts, cran_gold, metric="rr@10"
+                ).benchmark.estimate[0]
+            ),
+        ),
         ("Cranfield p@5 Monte Carlo 10k", *cran, mean_mc("p@5", cran_counts, cran_gold)),
         ("Cranfield ap Monte Carlo 10k", *cran, mean_mc("ap", cran_counts, cran_gold)),
     ]
 
-    header = (f"{'case':<34} {'documents':>10} {'distinct c':>10} {'queries':>7} "
-              f"{'median s':>9} {'min s':>8} {'mean value':>12}")
+    header = (
+        f"{'case':<34} {'documents':>10} {'distinct c':>10} {'queries':>7} "
+        f"{'median s':>9} {'min s':>8} {'mean value':>12}"
+    )
     print(f"median of {args.repeats} runs (Cranfield: {int(cran_counts.sum()):,} chunks)")
     print(header)
     print("-" * len(header))
     for label, docs, distinct, queries, function in cases:
         median, fastest, value = timed(function, args.repeats)
-        print(f"{label:<34} {docs:>10,} {distinct:>10} {queries:>7} "
-              f"{median:>9.3f} {fastest:>8.3f} {value:>12.6g}")
+        print(
+            f"{label:<34} {docs:>10,} {distinct:>10} {queries:>7} "
+            f"{median:>9.3f} {fastest:>8.3f} {value:>12.6g}"
+        )
 
 
 if __name__ == "__main__":

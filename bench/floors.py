@@ -26,8 +26,22 @@ import numpy as np
 
 from evalvalidity.core.floors import infer_benchmark_pool_size, infer_pool_size, noise_floor
 
-METRICS = ("rr@10", "rr@1000", "hit@10", "hit@1000", "p@10", "r@1000", "rprec", "ap@10",
-           "ap@1000", "ndcg@10", "ndcg@1000", "rr", "ap", "ndcg")
+METRICS = (
+    "rr@10",
+    "rr@1000",
+    "hit@10",
+    "hit@1000",
+    "p@10",
+    "r@1000",
+    "rprec",
+    "ap@10",
+    "ap@1000",
+    "ndcg@10",
+    "ndcg@1000",
+    "rr",
+    "ap",
+    "ndcg",
+)
 
 
 def mixes(queries: int, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -69,18 +83,23 @@ def main() -> None:
         distinct = len(np.unique(n * 64 + g))
         for metric in METRICS:
             times = timed(lambda metric=metric, n=n, g=g: noise_floor(metric, n, g), args.repeat)
-            print(f"{mix:<12} {metric:<10} {statistics.median(times):8.3f} {min(times):8.3f}"
-                  f" {max(times):8.3f} {distinct:>10,}")
+            print(
+                f"{mix:<12} {metric:<10} {statistics.median(times):8.3f} {min(times):8.3f}"
+                f" {max(times):8.3f} {distinct:>10,}"
+            )
 
     # graded nDCG: per-query lists of grades (the ragged input costs its conversion)
     rng = np.random.default_rng(args.seed)
     n, g = mixes(args.queries, args.seed)["realistic"]
     gains = [list(rng.integers(1, 4, size)) for size in g]
     judged_gains = [[*row, 1] for row in gains]
-    times = timed(lambda: noise_floor("ndcg@10", n, g, gains=gains, judged_gains=judged_gains),
-                  args.repeat)
-    print(f"{'realistic':<12} {'ndcg@10*':<10} {statistics.median(times):8.3f}"
-          f" {min(times):8.3f} {max(times):8.3f}   (* graded gains, ragged lists)")
+    times = timed(
+        lambda: noise_floor("ndcg@10", n, g, gains=gains, judged_gains=judged_gains), args.repeat
+    )
+    print(
+        f"{'realistic':<12} {'ndcg@10*':<10} {statistics.median(times):8.3f}"
+        f" {min(times):8.3f} {max(times):8.3f}   (* graded gains, ragged lists)"
+    )
 
     print()
     print("inversion (seconds)")
@@ -88,16 +107,25 @@ def main() -> None:
     n, g = mixes(small, args.seed)["adversarial"]
     for metric in ("rr@10", "hit@10", "ap@10", "p@10"):
         values = noise_floor(metric, n, g).expected
-        times = timed(lambda metric=metric, values=values: infer_pool_size(
-            metric, values, g, std_error=0.05 * values), args.repeat)
-        print(f"infer_pool_size {metric:<8} {small:,} queries, with interval:"
-              f" median {statistics.median(times):.3f}")
+        times = timed(
+            lambda metric=metric, values=values: infer_pool_size(
+                metric, values, g, std_error=0.05 * values
+            ),
+            args.repeat,
+        )
+        print(
+            f"infer_pool_size {metric:<8} {small:,} queries, with interval:"
+            f" median {statistics.median(times):.3f}"
+        )
     gold = np.array([1] * 21 + [2, 2, 2, 3, 3, 2, 3])
     mean = float(noise_floor("rr@10", 218, gold).expected.mean())
-    times = timed(lambda: infer_benchmark_pool_size("rr@10", mean, gold, std_error=0.1 * mean),
-                  args.repeat)
-    print(f"infer_benchmark_pool_size rr@10, 28 queries, with interval:"
-          f" median {statistics.median(times):.4f}")
+    times = timed(
+        lambda: infer_benchmark_pool_size("rr@10", mean, gold, std_error=0.1 * mean), args.repeat
+    )
+    print(
+        f"infer_benchmark_pool_size rr@10, 28 queries, with interval:"
+        f" median {statistics.median(times):.4f}"
+    )
 
 
 if __name__ == "__main__":

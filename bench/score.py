@@ -77,14 +77,16 @@ def generate(n_queries: int, total: int, out: Path) -> tuple[Path, Path]:
     score = np.round(1100.0 - rank + rng.random(total) * 0.9, 4)  # descending, no ties
     qids = pa.array(np.char.mod("%d", np.arange(n_queries) + 1000))
     zeros = pa.array(np.zeros(total, dtype=np.int64))
-    table = pa.table({
-        "qid": qids.take(pa.array(query)),
-        "q0": pa.array(["Q0"]).take(zeros),
-        "docid": pc.binary_join_element_wise("D", pc.cast(pa.array(doc), pa.string()), ""),
-        "rank": pa.array(rank),
-        "score": pa.array(score),
-        "tag": pa.array(["bench"]).take(zeros),
-    })
+    table = pa.table(
+        {
+            "qid": qids.take(pa.array(query)),
+            "q0": pa.array(["Q0"]).take(zeros),
+            "docid": pc.binary_join_element_wise("D", pc.cast(pa.array(doc), pa.string()), ""),
+            "rank": pa.array(rank),
+            "score": pa.array(score),
+            "tag": pa.array(["bench"]).take(zeros),
+        }
+    )
     options = pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     pcsv.write_csv(table, run_path, options)
     # qrels: 1-3 relevant per query, at mostly shallow ranks, some not retrieved at all
@@ -97,15 +99,22 @@ def generate(n_queries: int, total: int, out: Path) -> tuple[Path, Path]:
     rel_doc = rel_doc - rel_query * corpus
     non_query = rng.integers(0, n_queries, n_queries // 2)
     non_doc = (offset[non_query] + step[non_query] * 2000) % corpus  # never retrieved
-    qrels = pa.table({
-        "qid": qids.take(pa.array(np.concatenate([rel_query, non_query]))),
-        "iter": pa.array(["0"]).take(pa.array(np.zeros(len(rel_query) + len(non_query),
-                                                        dtype=np.int64))),
-        "docid": pc.binary_join_element_wise(
-            "D", pc.cast(pa.array(np.concatenate([rel_doc, non_doc])), pa.string()), ""),
-        "rel": pa.array(np.concatenate([rng.integers(1, 4, len(rel_query)),
-                                        np.zeros(len(non_query), dtype=np.int64)])),
-    })
+    qrels = pa.table(
+        {
+            "qid": qids.take(pa.array(np.concatenate([rel_query, non_query]))),
+            "iter": pa.array(["0"]).take(
+                pa.array(np.zeros(len(rel_query) + len(non_query), dtype=np.int64))
+            ),
+            "docid": pc.binary_join_element_wise(
+                "D", pc.cast(pa.array(np.concatenate([rel_doc, non_doc])), pa.string()), ""
+            ),
+            "rel": pa.array(
+                np.concatenate(
+                    [rng.integers(1, 4, len(rel_query)), np.zeros(len(non_query), dtype=np.int64)]
+                )
+            ),
+        }
+    )
     pcsv.write_csv(qrels, qrels_path, options)
     return run_path, qrels_path
 
@@ -123,7 +132,8 @@ def work_ours(run_path: str, qrels_path: str) -> float:
     run = con.sql(
         "SELECT qid, docid, score, rank FROM read_csv(?, delim=' ', header=false,"
         " auto_detect=false, columns={'qid': 'VARCHAR', 'q0': 'VARCHAR', 'docid': 'VARCHAR',"
-        " 'rank': 'BIGINT', 'score': 'DOUBLE', 'tag': 'VARCHAR'})", params=[run_path],
+        " 'rank': 'BIGINT', 'score': 'DOUBLE', 'tag': 'VARCHAR'})",
+        params=[run_path],
     ).to_arrow_table()
     qrels = con.sql(
         "SELECT qid, docid, rel FROM read_csv(?, delim=' ', header=false, auto_detect=false,"
@@ -204,8 +214,16 @@ def _start() -> float:
 
 
 def _report(start: float, value: float) -> None:
-    print(json.dumps({"seconds": time.perf_counter() - start, "value": value,
-                      "cpu": time.process_time() - _CPU_AT_START}), flush=True)
+    print(
+        json.dumps(
+            {
+                "seconds": time.perf_counter() - start,
+                "value": value,
+                "cpu": time.process_time() - _CPU_AT_START,
+            }
+        ),
+        flush=True,
+    )
 
 
 _CPU_AT_START = 0.0
@@ -223,12 +241,15 @@ WORKERS = {
 # --------------------------------------------------------------------------- driver
 
 
-def run_once(tool: str, run_path: Path, qrels_path: Path
-             ) -> tuple[float, float, float, float] | str:
+def run_once(
+    tool: str, run_path: Path, qrels_path: Path
+) -> tuple[float, float, float, float] | str:
     """(seconds, peak RSS in MiB, value, CPU seconds) of one worker run, or its error text."""
     process = subprocess.Popen(
         [sys.executable, __file__, "--worker", tool, str(run_path), str(qrels_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     _, status, usage = os.wait4(process.pid, 0)
     stdout = process.stdout.read() if process.stdout else ""
@@ -253,10 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="200,000 lines instead of 7M")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--tools", default=",".join(TOOLS),
-                        help=f"comma-separated subset of {', '.join(TOOLS)}")
-    parser.add_argument("--worker", nargs=3, metavar=("TOOL", "RUN", "QRELS"),
-                        help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--tools", default=",".join(TOOLS), help=f"comma-separated subset of {', '.join(TOOLS)}"
+    )
+    parser.add_argument(
+        "--worker", nargs=3, metavar=("TOOL", "RUN", "QRELS"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.worker:
         tool, run_path, qrels_path = args.worker
@@ -265,15 +288,24 @@ def main(argv: list[str] | None = None) -> int:
     n_queries, total = (200, 200_000) if args.quick else (6_980, 7_000_000)
     started = time.perf_counter()
     run_path, qrels_path = generate(n_queries, total, OUT)
-    print(f"data: {run_path.name} ({run_path.stat().st_size / 2**20:.0f} MiB, {total:,} lines,"
-          f" {n_queries:,} queries), {qrels_path.name}; ready in"
-          f" {time.perf_counter() - started:.1f} s")
-    print(f"median of {args.repeats} runs, each tool in its own process; time = read + score"
-          " (imports excluded); RSS = peak of the process")
-    print(f"{os.cpu_count()} cores; load average before: "
-          + " ".join(f"{x:.1f}" for x in os.getloadavg()) + "\n")
-    header = (f"{'tool':<30} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU s':>6}"
-              f" {'peak RSS MiB':>13}  value")
+    print(
+        f"data: {run_path.name} ({run_path.stat().st_size / 2**20:.0f} MiB, {total:,} lines,"
+        f" {n_queries:,} queries), {qrels_path.name}; ready in"
+        f" {time.perf_counter() - started:.1f} s"
+    )
+    print(
+        f"median of {args.repeats} runs, each tool in its own process; time = read + score"
+        " (imports excluded); RSS = peak of the process"
+    )
+    print(
+        f"{os.cpu_count()} cores; load average before: "
+        + " ".join(f"{x:.1f}" for x in os.getloadavg())
+        + "\n"
+    )
+    header = (
+        f"{'tool':<30} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU s':>6}"
+        f" {'peak RSS MiB':>13}  value"
+    )
     print(header)
     print("-" * len(header))
     for tool in args.tools.split(","):
@@ -292,10 +324,12 @@ def main(argv: list[str] | None = None) -> int:
         value = next(r[2] for r in runs if not isinstance(r, str))
         cpu = [r[3] for r in runs if not isinstance(r, str)]
         metric = "RR (no cutoff)" if tool == "pytrec_eval" else "RR@10"
-        print(f"{LABELS[tool]:<30} {statistics.median(seconds):>9.2f} {min(seconds):>7.2f}"
-              f" {max(seconds):>7.2f} {statistics.median(cpu):>6.2f}"
-              f" {statistics.median(rss):>13.0f}  {metric} {value:.6f}",
-              flush=True)
+        print(
+            f"{LABELS[tool]:<30} {statistics.median(seconds):>9.2f} {min(seconds):>7.2f}"
+            f" {max(seconds):>7.2f} {statistics.median(cpu):>6.2f}"
+            f" {statistics.median(rss):>13.0f}  {metric} {value:.6f}",
+            flush=True,
+        )
     print("\nload average after: " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
     return 0
 

@@ -59,9 +59,7 @@ class FileFormatError(InputDataError):
     'empty.trec: the file is empty'
     """
 
-    def __init__(
-        self, path: str, line: int | None, message: str, raw: str | None = None
-    ) -> None:
+    def __init__(self, path: str, line: int | None, message: str, raw: str | None = None) -> None:
         self.path = path
         self.line = line
         self.message = message

@@ -131,9 +131,7 @@ def brute_ceiling(
     return max(brute_metric(metric, order, judged_grades) for order, _ in orders)
 
 
-def random_rankings(
-    pool_grades: Sequence[int], draws: int, rng: np.random.Generator
-) -> np.ndarray:
+def random_rankings(pool_grades: Sequence[int], draws: int, rng: np.random.Generator) -> np.ndarray:
     """``draws`` uniformly random orders of the pool, one per row (grades in ranked order)."""
     return rng.permuted(np.tile(np.asarray(pool_grades, dtype=np.int64), (draws, 1)), axis=1)
 

@@ -103,10 +103,10 @@ def test_health_shows_library_errors_as_messages(app_on, demo_root):
     at.radio(key="cfg_pool_kind").set_value("units").run()
     at.selectbox(key="cfg_pool_units").select("unitsbug.units").run()
     assert not at.exception
-    assert ("ranked chunk ids are missing from units, first 'd087' (line 1)"
-            in _texts(at.error))
+    assert "ranked chunk ids are missing from units, first 'd087' (line 1)" in _texts(at.error)
     assert "Change the configuration on the Health page" in [
-        link.proto.label for link in at.get("page_link")]
+        link.proto.label for link in at.get("page_link")
+    ]
 
 
 # --------------------------------------------------------------------------- Workspace
@@ -207,8 +207,9 @@ def test_queries_filters_and_drills_down(app_on, demo_root):
     assert any("binom" in f for f in formulas)
     floor = float(table["floor"].iloc[0])
     assert any(f"= {floor:.6g}" in f for f in formulas)
-    ranking = next(d for d in at.dataframe if "gold" in d.value.columns
-                   and "position" in d.value.columns).value
+    ranking = next(
+        d for d in at.dataframe if "gold" in d.value.columns and "position" in d.value.columns
+    ).value
     assert ranking["position"].tolist() == list(range(1, len(ranking) + 1))
     assert (ranking["gold"] == "★ gold").sum() == 6
     assert "Multi-gold queries and the floor" in _chart_titles(at)
@@ -219,8 +220,7 @@ def test_queries_filters_and_drills_down(app_on, demo_root):
 
 def test_diagnostics_shows_inferred_n_and_the_units_bug(app_on, demo_root):
     at = app_on(demo_root).run()
-    at.selectbox(key="cfg_example").select(
-        "The units bug: chunks counted, files scored").run()
+    at.selectbox(key="cfg_example").select("The units bug: chunks counted, files scored").run()
     at.switch_page("views/diagnostics.py").run()
     assert not at.exception
     titles = _chart_titles(at)
@@ -254,8 +254,12 @@ def test_report_offers_every_download(app_on, demo_root):
     at.switch_page("views/report.py").run()
     assert not at.exception
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels[:4] == ["Download the HTML report", "check.json", "summary.md",
-                          "Everything (zip)"]
+    assert labels[:4] == [
+        "Download the HTML report",
+        "check.json",
+        "summary.md",
+        "Everything (zip)",
+    ]
     charts_offered = labels[4:]
     assert len(charts_offered) >= 14 and set(charts_offered) == {"PNG", "SVG"}
     assert at.text_input(key="r_title").value.startswith("Benchmark health: toy.model")
@@ -265,14 +269,29 @@ def test_report_offers_every_download(app_on, demo_root):
 def test_seven_thousand_queries_render_on_every_page(app_on, tmp_path):
     n = 7000
     qrels = "".join(f"q{i} 0 d{j} 1\n" for i in range(n) for j in range(1 + i % 3))
-    run = "".join(f"q{i} Q0 {'d0' if j == 0 else f'x{i}-{j}'} {j + 1} {10 - j} r\n"
-                  for i in range(n) for j in range(10))
+    run = "".join(
+        f"q{i} Q0 {'d0' if j == 0 else f'x{i}-{j}'} {j + 1} {10 - j} r\n"
+        for i in range(n)
+        for j in range(10)
+    )
     ws = Workspace(tmp_path / "ws")
     ws.add(qrels.encode(), name="big.qrels", kind="qrels")
     ws.add(run.encode(), name="big.run", kind="run")
-    demo.save_presets(ws, [demo.Preset("big", "7,000 queries", "", run="big.run",
-                                       qrels="big.qrels", pool_kind="corpus", pool=5000,
-                                       seeds=2)])
+    demo.save_presets(
+        ws,
+        [
+            demo.Preset(
+                "big",
+                "7,000 queries",
+                "",
+                run="big.run",
+                qrels="big.qrels",
+                pool_kind="corpus",
+                pool=5000,
+                seeds=2,
+            )
+        ],
+    )
     at = app_on(tmp_path / "ws").run()
     assert not at.exception
     assert "7,000 queries" in at.success[0].value
@@ -299,8 +318,7 @@ def test_pages_without_a_benchmark_point_to_the_workspace(app_on, tmp_path):
 
 def test_build_demo_is_idempotent_and_records_presets(tmp_path):
     added = demo.build_demo(tmp_path, include=("pool8",))
-    assert [d.name for d in added] == ["pool8.model", "pool8.noise", "pool8.qrels",
-                                       "pool8.pools"]
+    assert [d.name for d in added] == ["pool8.model", "pool8.noise", "pool8.qrels", "pool8.pools"]
     assert [p.name for p in demo.load_presets(tmp_path)] == ["pool8"]
     assert demo.is_built(tmp_path)
     assert demo.build_demo(tmp_path, include=("pool8",)) == []
@@ -308,15 +326,19 @@ def test_build_demo_is_idempotent_and_records_presets(tmp_path):
 
 def test_build_demo_refuses_a_name_taken_by_other_content(tmp_path):
     Workspace(tmp_path).add(b"q1 0 d1 1\n", name="toy.qrels", kind="qrels")
-    with pytest.raises(ParameterError, match="already holds a dataset named 'toy.qrels' with "
-                       "other content"):
+    with pytest.raises(
+        ParameterError, match="already holds a dataset named 'toy.qrels' with other content"
+    ):
         demo.build_demo(tmp_path, include=("toy",))
 
 
 def test_build_demo_generates_the_writeup_without_the_data_folder(tmp_path):
     demo.build_demo(tmp_path / "ws", data_dir=tmp_path / "nowhere", include=("toy",))
-    assert [d.name for d in Workspace(tmp_path / "ws").list()] == ["toy.model", "toy.noise",
-                                                                   "toy.qrels"]
+    assert [d.name for d in Workspace(tmp_path / "ws").list()] == [
+        "toy.model",
+        "toy.noise",
+        "toy.qrels",
+    ]
 
 
 def test_demo_rejects_unknown_examples_and_broken_presets(tmp_path):
@@ -335,8 +357,9 @@ def test_app_command_finds_the_app_and_builds_the_demo_first(tmp_path, monkeypat
     assert (root / ".streamlit" / "config.toml").is_file()
     built, served = [], []
     monkeypatch.setattr(demo, "build_demo", lambda ws: built.append(ws) or [])
-    monkeypatch.setattr(cli_app.subprocess, "call",
-                        lambda cmd, cwd, env: served.append((cmd, cwd, env)) or 0)
+    monkeypatch.setattr(
+        cli_app.subprocess, "call", lambda cmd, cwd, env: served.append((cmd, cwd, env)) or 0
+    )
     assert main(["app", "--workspace", str(tmp_path / "ws"), "--port", "8599"]) == 0
     assert built == [(tmp_path / "ws").resolve()]
     cmd, cwd, env = served[0]

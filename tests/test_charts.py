@@ -35,19 +35,26 @@ def _table(path: Path, kind: str) -> pa.Table:
 def toy():
     folder = DATA / "toy"
     return check_benchmark(
-        _table(folder / "model.trec", "run"), _table(folder / "qrels.txt", "qrels"),
-        pool=PoolSpec(corpus_size=200), noise_run=_table(folder / "noise.trec", "run"),
-        other_runs={"noise": _table(folder / "noise.trec", "run")}, run_name="model",
-        seeds=20)
+        _table(folder / "model.trec", "run"),
+        _table(folder / "qrels.txt", "qrels"),
+        pool=PoolSpec(corpus_size=200),
+        noise_run=_table(folder / "noise.trec", "run"),
+        other_runs={"noise": _table(folder / "noise.trec", "run")},
+        run_name="model",
+        seeds=20,
+    )
 
 
 @pytest.fixture(scope="module")
 def unitsbug():
     folder = DATA / "unitsbug"
     return check_benchmark(
-        _table(folder / "model.trec", "run"), _table(folder / "qrels.txt", "qrels"),
+        _table(folder / "model.trec", "run"),
+        _table(folder / "qrels.txt", "qrels"),
         pool=PoolSpec(units=_table(folder / "units.tsv", "units"), analytic_unit="chunks"),
-        harness_output=_table(folder / "harness.csv", "harness"), run_name="model")
+        harness_output=_table(folder / "harness.csv", "harness"),
+        run_name="model",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,23 +63,29 @@ def large():
     rng = np.random.default_rng(7)
     n = 7000
     gold = rng.integers(1, 4, n)
-    qrels = pa.table({
-        "qid": [f"q{i}" for i, g in enumerate(gold) for _ in range(g)],
-        "docid": [f"d{j}" for g in gold for j in range(g)],
-        "rel": [1] * int(gold.sum()),
-    })
-    run = pa.table({
-        "qid": [f"q{i}" for i in range(n) for _ in range(10)],
-        "docid": [f"d{j}" if j == 0 else f"x{i}-{j}" for i in range(n) for j in range(10)],
-        "score": [10.0 - j for _ in range(n) for j in range(10)],
-    })
+    qrels = pa.table(
+        {
+            "qid": [f"q{i}" for i, g in enumerate(gold) for _ in range(g)],
+            "docid": [f"d{j}" for g in gold for j in range(g)],
+            "rel": [1] * int(gold.sum()),
+        }
+    )
+    run = pa.table(
+        {
+            "qid": [f"q{i}" for i in range(n) for _ in range(10)],
+            "docid": [f"d{j}" if j == 0 else f"x{i}-{j}" for i in range(n) for j in range(10)],
+            "score": [10.0 - j for _ in range(n) for j in range(10)],
+        }
+    )
     return check_benchmark(run, qrels, pool=PoolSpec(corpus_size=5000), seeds=2)
 
 
 def _layers(spec: dict) -> list[dict]:
     """The layers, each with its data (Altair moves data the layers share to the top)."""
-    return [{"data": spec["data"], **layer} if "data" not in layer and "data" in spec
-            else layer for layer in spec.get("layer", [spec])]
+    return [
+        {"data": spec["data"], **layer} if "data" not in layer and "data" in spec else layer
+        for layer in spec.get("layer", [spec])
+    ]
 
 
 def _values(layer: dict) -> list[dict]:
@@ -82,7 +95,8 @@ def _values(layer: dict) -> list[dict]:
 def _colours(spec: object) -> set[str]:
     text = json.dumps(spec)
     return {c.lower() for c in re.findall(r'"(#[0-9A-Fa-f]{6})"', text)} | (
-        {"white"} if '"white"' in text else set())
+        {"white"} if '"white"' in text else set()
+    )
 
 
 def _title(spec: dict) -> str:
@@ -125,8 +139,9 @@ def test_ratio_gauge_clips_a_non_positive_low_end_to_the_axis():
 
 @pytest.mark.parametrize("estimate", [0.0, -1.0, float("nan"), float("inf")])
 def test_ratio_gauge_rejects_an_estimate_it_cannot_place(estimate):
-    with pytest.raises(ParameterError, match="'estimate' parameter of ratio_gauge must be a "
-                       "finite number > 0"):
+    with pytest.raises(
+        ParameterError, match="'estimate' parameter of ratio_gauge must be a finite number > 0"
+    ):
         charts.ratio_gauge(estimate, 0.5, 1.5, title="x", passed=True)
 
 
@@ -139,12 +154,15 @@ def test_ratio_gauge_rejects_an_unordered_band():
 
 
 def test_headroom_sliver_puts_floor_ceiling_and_model_on_one_axis():
-    spec = charts.headroom_sliver(0.808, 1.0, model=0.975, model_low=0.87, model_high=1.0,
-                                  metric="rr@10", model_name="model").to_dict()
+    spec = charts.headroom_sliver(
+        0.808, 1.0, model=0.975, model_low=0.87, model_high=1.0, metric="rr@10", model_name="model"
+    ).to_dict()
     layers = _layers(spec)
     parts = _values(layers[0])
     assert [(p["part"], p["start"], p["end"]) for p in parts] == [
-        ("floor (random ranker)", 0.0, 0.808), ("headroom", 0.808, 1.0)]
+        ("floor (random ranker)", 0.0, 0.808),
+        ("headroom", 0.808, 1.0),
+    ]
     assert layers[0]["encoding"]["x"]["title"] == "rr@10"
     labels = [_values(layer)[0]["label"] for layer in layers[1:3]]
     assert labels == ["floor 0.808", "ceiling 1"]
@@ -159,8 +177,11 @@ def test_headroom_sliver_without_a_model_has_no_model_marks():
 
 
 def test_headroom_sliver_rejects_a_floor_above_the_ceiling():
-    with pytest.raises(ParameterError, match=r"The floor \(0.9\) of headroom_sliver exceeds "
-                       r"the ceiling \(0.5\)"):
+    with pytest.raises(
+        ParameterError,
+        match=r"The floor \(0.9\) of headroom_sliver exceeds "
+        r"the ceiling \(0.5\)",
+    ):
         charts.headroom_sliver(0.9, 0.5)
 
 
@@ -183,8 +204,9 @@ def test_query_headroom_rejects_a_bad_limit(toy, limit):
 
 def test_query_headroom_names_missing_columns():
     with pytest.raises(ParameterError, match="query_headroom needs the columns model"):
-        charts.query_headroom(pd.DataFrame({"qid": ["a"], "floor": [0.1], "ceiling": [1.0],
-                                            "floor_share": [1.0]}))
+        charts.query_headroom(
+            pd.DataFrame({"qid": ["a"], "floor": [0.1], "ceiling": [1.0], "floor_share": [1.0]})
+        )
 
 
 def test_floor_share_histogram_bins_every_query_with_gold():
@@ -243,8 +265,10 @@ def test_inferred_n_chart_marks_declared_chunks_documents_and_the_measurement(un
     curve = _values(layers[0])
     assert curve[0]["pool_size"] < inferred.estimate < curve[-1]["pool_size"]
     rules = _values(layers[1])
-    assert {(r["kind"], r["n"]) for r in rules} == {("declared chunks", 1052.0),
-                                                   ("declared documents", 218.0)}
+    assert {(r["kind"], r["n"]) for r in rules} == {
+        ("declared chunks", 1052.0),
+        ("declared documents", 218.0),
+    }
     point = next(_values(layer)[0] for layer in layers if layer["mark"].get("shape") == "diamond")
     assert point["n"] == pytest.approx(inferred.estimate)
     assert point["measured"] == pytest.approx(inferred.measured)
@@ -267,8 +291,7 @@ def _enumerate_rr(n: int, g: int, k: int) -> dict[float, float]:
 
 @pytest.mark.parametrize(("n", "g", "k"), [(5, 1, 3), (6, 2, 4), (6, 3, 10), (7, 2, 2)])
 def test_the_exact_rr_distribution_matches_enumeration(n, g, k):
-    exact = charts._exact_pmf(parse_metric(f"rr@{k}"), np.array([n]), np.array([g]),
-                              np.array([g]))
+    exact = charts._exact_pmf(parse_metric(f"rr@{k}"), np.array([n]), np.array([g]), np.array([g]))
     brute = _enumerate_rr(n, g, k)
     assert set(exact) == set(brute)
     for value, p in brute.items():
@@ -296,7 +319,8 @@ def test_check1_distribution_against_a_harness_with_the_units_bug(unitsbug):
     # The exact distribution is the analytic's (chunks), the measured one the harness's.
     assert (exact["value"] * exact["probability"]).sum() == pytest.approx(h.analytic, rel=1e-3)
     assert (measured["value"] * measured["probability"]).sum() == pytest.approx(
-        h.measured, rel=1e-3)
+        h.measured, rel=1e-3
+    )
     spec = charts.check1_distribution(unitsbug).to_dict()
     assert "P(score = 0)" in " ".join(spec["title"]["subtitle"])
     drawn = _values(_layers(spec)[0])
@@ -310,7 +334,8 @@ def test_check1_distribution_weights_importance_samples(toy):
     h = toy.harness
     weighted_mean = float(np.mean(h.sample_values * h.sample_weights))
     assert (measured["value"] * measured["probability"]).sum() == pytest.approx(
-        weighted_mean, rel=1e-3)
+        weighted_mean, rel=1e-3
+    )
 
 
 def test_check1_distribution_needs_check1(toy):
@@ -324,8 +349,9 @@ def test_check1_distribution_needs_check1(toy):
 
 
 def test_comparison_chart_draws_each_pair_with_its_interval(toy):
-    spec = charts.comparison_chart(toy.comparison, metric="rr@10",
-                                   detectable=toy.power.min_detectable_difference).to_dict()
+    spec = charts.comparison_chart(
+        toy.comparison, metric="rr@10", detectable=toy.power.min_detectable_difference
+    ).to_dict()
     layers = _layers(spec)
     band = _values(layers[0])[0]
     assert band["high"] == pytest.approx(toy.power.min_detectable_difference)
@@ -333,7 +359,8 @@ def test_comparison_chart_draws_each_pair_with_its_interval(toy):
     row = toy.comparison.table.rows[0]
     assert pairs[0]["pair"] == "model − noise"
     assert (pairs[0]["difference"], pairs[0]["low"], pairs[0]["high"]) == pytest.approx(
-        (row.difference, row.low, row.high))
+        (row.difference, row.low, row.high)
+    )
     assert pairs[0]["status"] == ("significant" if row.significant else "not significant")
 
 
@@ -342,9 +369,17 @@ def test_comparison_chart_draws_each_pair_with_its_interval(toy):
 
 def test_result_charts_for_a_healthy_benchmark(toy):
     built = charts.result_charts(toy)
-    assert list(built) == ["check1_gauge", "check2_gauge", "headroom", "query_headroom",
-                           "floor_share", "gold_breakdown", "inferred_n",
-                           "check1_distribution", "comparison"]
+    assert list(built) == [
+        "check1_gauge",
+        "check2_gauge",
+        "headroom",
+        "query_headroom",
+        "floor_share",
+        "gold_breakdown",
+        "inferred_n",
+        "check1_distribution",
+        "comparison",
+    ]
     allowed = {c.lower() for c in charts.PALETTE.values()} | NEUTRALS
     for name, chart in built.items():
         spec = chart.to_dict()
@@ -363,15 +398,22 @@ def test_result_charts_aggregate_seven_thousand_queries(large):
 
 
 def test_a_chart_refuses_more_rows_than_altair_allows():
-    frame = pd.DataFrame({"floor": np.zeros(6000), "ceiling": np.ones(6000),
-                          "qid": np.arange(6000).astype(str), "model": np.zeros(6000)})
+    frame = pd.DataFrame(
+        {
+            "floor": np.zeros(6000),
+            "ceiling": np.ones(6000),
+            "qid": np.arange(6000).astype(str),
+            "model": np.zeros(6000),
+        }
+    )
     with pytest.raises(ParameterError, match="at most 5,000 rows; got 6,000"):
         charts._data(frame)
 
 
 def test_non_finite_values_become_null_in_the_spec():
-    frame = pd.DataFrame({"qid": ["a"], "floor": [0.1], "ceiling": [1.0],
-                          "model": [math.nan], "floor_share": [1.0]})
+    frame = pd.DataFrame(
+        {"qid": ["a"], "floor": [0.1], "ceiling": [1.0], "model": [math.nan], "floor_share": [1.0]}
+    )
     spec = charts.query_headroom(frame).to_dict()
     assert _values(_layers(spec)[0])[0]["model"] is None
     assert len(_layers(spec)) == 2  # no model ticks without a model

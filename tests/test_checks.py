@@ -46,8 +46,11 @@ def test_bundled_scenarios_match_their_generator(writeup):
 def test_healthy_toy_corpus_passes(writeup):
     d = writeup / "toy"
     result = check_benchmark(
-        read_run(d / "model.trec"), read_qrels(d / "qrels.txt"), pool=PoolSpec(corpus_size=200),
-        noise_run=read_run(d / "noise.trec"), seeds=20,
+        read_run(d / "model.trec"),
+        read_qrels(d / "qrels.txt"),
+        pool=PoolSpec(corpus_size=200),
+        noise_run=read_run(d / "noise.trec"),
+        seeds=20,
     )
     assert result.verdict == "healthy", [r.message for r in result.reasons]
     assert result.harness is not None and result.harness.passed
@@ -60,8 +63,10 @@ def test_healthy_toy_corpus_passes(writeup):
 def test_pool_of_eight_passes_check1_but_is_broken_for_lack_of_headroom(writeup):
     d = writeup / "pool8"
     result = check_benchmark(
-        read_run(d / "model.trec"), read_qrels(d / "qrels.txt"),
-        pool=PoolSpec(pools=read_pools(d / "pools.tsv")), noise_run=read_run(d / "noise.trec"),
+        read_run(d / "model.trec"),
+        read_qrels(d / "qrels.txt"),
+        pool=PoolSpec(pools=read_pools(d / "pools.tsv")),
+        noise_run=read_run(d / "noise.trec"),
     )
     assert result.verdict == "broken"
     codes = {r.code: r.severity for r in result.reasons}
@@ -79,7 +84,8 @@ def test_units_bug_shows_five_to_six_times_and_names_the_cause(writeup):
     d = writeup / "unitsbug"
     units = read_units(d / "units.tsv")
     result = check_benchmark(
-        read_run(d / "model.trec"), read_qrels(d / "qrels.txt"),
+        read_run(d / "model.trec"),
+        read_qrels(d / "qrels.txt"),
         pool=PoolSpec(units=units, analytic_unit="chunks"),
         harness_output=read_harness(d / "harness.csv"),
     )
@@ -100,7 +106,8 @@ def test_units_bug_shows_five_to_six_times_and_names_the_cause(writeup):
 def test_units_bug_with_units_map_declared_covers_one(writeup):
     d = writeup / "unitsbug"
     result = check_benchmark(
-        read_run(d / "model.trec"), read_qrels(d / "qrels.txt"),
+        read_run(d / "model.trec"),
+        read_qrels(d / "qrels.txt"),
         pool=PoolSpec(units=read_units(d / "units.tsv")),
         harness_output=read_harness(d / "harness.csv"),
     )
@@ -112,8 +119,10 @@ def test_units_bug_with_units_map_declared_covers_one(writeup):
 def test_builtin_check1_reproduces_the_units_bug_when_the_analytic_counts_chunks(writeup):
     d = writeup / "unitsbug"
     result = check_benchmark(
-        read_run(d / "model.trec"), read_qrels(d / "qrels.txt"),
-        pool=PoolSpec(units=read_units(d / "units.tsv"), analytic_unit="chunks"), seeds=40,
+        read_run(d / "model.trec"),
+        read_qrels(d / "qrels.txt"),
+        pool=PoolSpec(units=read_units(d / "units.tsv"), analytic_unit="chunks"),
+        seeds=40,
     )
     assert result.harness.source == "builtin"
     assert 4.5 < result.harness.ratio.estimate < 6.5
@@ -134,7 +143,9 @@ def cranfield():
 
 def test_cranfield_dense_against_noise_is_healthy(cranfield):
     result = check_benchmark(
-        cranfield["dense"], cranfield["qrels"], pool=PoolSpec(units=cranfield["units"]),
+        cranfield["dense"],
+        cranfield["qrels"],
+        pool=PoolSpec(units=cranfield["units"]),
         noise_run=cranfield["noise"],
     )
     assert result.verdict == "healthy", [r.message for r in result.reasons]
@@ -148,7 +159,9 @@ def test_cranfield_dense_against_noise_is_healthy(cranfield):
 
 def test_cranfield_hybrid_noise_run_is_flagged_as_a_leak(cranfield):
     result = check_benchmark(
-        cranfield["dense"], cranfield["qrels"], pool=PoolSpec(units=cranfield["units"]),
+        cranfield["dense"],
+        cranfield["qrels"],
+        pool=PoolSpec(units=cranfield["units"]),
         noise_run=cranfield["hybrid"],
     )
     assert result.verdict == "broken"
@@ -161,8 +174,12 @@ def test_cranfield_hybrid_noise_run_is_flagged_as_a_leak(cranfield):
 
 def test_stated_components_change_the_leak_explanation(cranfield):
     result = check_benchmark(
-        cranfield["dense"], cranfield["qrels"], pool=PoolSpec(units=cranfield["units"]),
-        noise_run=cranfield["hybrid"], noise_components_off=["bm25", "reranker"], seeds=8,
+        cranfield["dense"],
+        cranfield["qrels"],
+        pool=PoolSpec(units=cranfield["units"]),
+        noise_run=cranfield["hybrid"],
+        noise_components_off=["bm25", "reranker"],
+        seeds=8,
     )
     leak = next(r for r in result.reasons if r.code == "noise_leak")
     assert "tie-breaking" in leak.message and "metadata does not say" not in leak.message
@@ -170,8 +187,12 @@ def test_stated_components_change_the_leak_explanation(cranfield):
 
 def test_comparison_of_runs_and_power(cranfield):
     result = check_benchmark(
-        cranfield["dense"], cranfield["qrels"], pool=PoolSpec(units=cranfield["units"]),
-        other_runs={"bm25": cranfield["bm25"]}, run_name="dense", seeds=8,
+        cranfield["dense"],
+        cranfield["qrels"],
+        pool=PoolSpec(units=cranfield["units"]),
+        other_runs={"bm25": cranfield["bm25"]},
+        run_name="dense",
+        seeds=8,
     )
     assert result.comparison.runs == ("dense", "bm25")
     pair = result.comparison.table.rows[0]
@@ -189,8 +210,19 @@ def test_json_carries_the_contract_keys_and_is_deterministic(writeup):
     second = report.to_json(check_benchmark(run, qrels, **args))
     assert first == second
     data = json.loads(first)
-    for key in ("schema_version", "verdict", "reasons", "metric", "floor", "ceiling",
-                "headroom", "model_score", "inferred_n", "queries", "checks"):
+    for key in (
+        "schema_version",
+        "verdict",
+        "reasons",
+        "metric",
+        "floor",
+        "ceiling",
+        "headroom",
+        "model_score",
+        "inferred_n",
+        "queries",
+        "checks",
+    ):
         assert key in data
     assert data["metric"] == "rr@10"
     assert set(data["checks"]["harness"]) >= {"ratio", "ci"}
@@ -198,16 +230,29 @@ def test_json_carries_the_contract_keys_and_is_deterministic(writeup):
     assert set(data["inferred_n"]) >= {"declared_chunks", "declared_documents"}
     assert len(data["queries"]) == 20
     row = data["queries"][0]
-    assert set(row) >= {"qid", "pool_size", "gold", "k", "floor", "ceiling", "headroom",
-                        "model", "noise", "z", "flags"}
+    assert set(row) >= {
+        "qid",
+        "pool_size",
+        "gold",
+        "k",
+        "floor",
+        "ceiling",
+        "headroom",
+        "model",
+        "noise",
+        "z",
+        "flags",
+    }
 
 
 def test_triage_is_sorted_by_share_of_the_floor_and_flags_degenerate_queries():
-    qrels = pa.table({
-        "qid": ["a", "b", "b", "b", "c", "d", "d"],
-        "docid": ["x", "y1", "y2", "y3", "z", "w", "w"],
-        "rel": [1, 1, 1, 1, 0, 1, 1],
-    })
+    qrels = pa.table(
+        {
+            "qid": ["a", "b", "b", "b", "c", "d", "d"],
+            "docid": ["x", "y1", "y2", "y3", "z", "w", "w"],
+            "rel": [1, 1, 1, 1, 0, 1, 1],
+        }
+    )
     run = pa.table({"qid": ["a", "b"], "docid": ["x", "y1"], "score": [1.0, 1.0]})
     result = check_benchmark(run, qrels, pool=PoolSpec(corpus_size=50), seeds=4)
     t = result.queries
@@ -216,8 +261,7 @@ def test_triage_is_sorted_by_share_of_the_floor_and_flags_degenerate_queries():
     flags = dict(zip(t.qid, t.flags, strict=True))
     assert "no_gold" in flags["c"]
     assert "duplicated_gold" in flags["d"]
-    assert result.multi_gold_floor_share == pytest.approx(
-        t.floor[0] / t.floor.sum())
+    assert result.multi_gold_floor_share == pytest.approx(t.floor[0] / t.floor.sum())
     assert any(r.code == "no_gold" for r in result.reasons)
 
 
@@ -235,7 +279,9 @@ def test_candidates_pool_counts_gold_outside_it():
 def test_benchmark_floor_matches_the_plain_floor():
     qrels = pa.table({"qid": ["1", "2", "2"], "docid": ["a", "b", "c"], "rel": [1, 2, 1]})
     floor = benchmark_floor(qrels, PoolSpec(corpus_size=218), "mrr@10")
-    assert floor.expected.tolist() == pytest.approx([0.0134356341925149, 0.0265723197634583], rel=1e-12)
+    assert floor.expected.tolist() == pytest.approx(
+        [0.0134356341925149, 0.0265723197634583], rel=1e-12
+    )
     assert floor.expected[1] == pytest.approx(noise_floor("rr@10", 218, 2).expected[0])
 
 
@@ -252,15 +298,18 @@ def test_noise_runs_are_seeded_uniform_and_lazy():
 
 def test_bad_arguments_are_named():
     qrels = pa.table({"qid": ["q"], "docid": ["a"], "rel": [1]})
-    with pytest.raises(ParameterError, match=r"^Declare the pool in exactly one way: .* Got none\.$"):
+    with pytest.raises(
+        ParameterError, match=r"^Declare the pool in exactly one way: .* Got none\.$"
+    ):
         PoolSpec()
     with pytest.raises(ParameterError, match="analytic_unit='chunks' needs a units map."):
         PoolSpec(corpus_size=3, analytic_unit="chunks")
     with pytest.raises(ParameterError, match="must be 'auto' or an int >= 1. Got 0 instead."):
         check_benchmark(None, qrels, pool=PoolSpec(corpus_size=3), seeds=0)
     pools = pa.table({"qid": ["other"], "pool_size": [5]})
-    with pytest.raises(InputDataError,
-                       match=r"^The pool sizes give no size for 1 judged query \(first: q\)\.$"):
+    with pytest.raises(
+        InputDataError, match=r"^The pool sizes give no size for 1 judged query \(first: q\)\.$"
+    ):
         check_benchmark(None, qrels, pool=PoolSpec(pools=pools))
 
 
@@ -269,10 +318,10 @@ def test_harness_output_with_several_measures_must_match_the_metric():
     harness = pa.table({"qid": ["q", "q"], "measure": ["P_5", "map"], "value": [0.1, 0.2]})
     with pytest.raises(InputDataError, match="holds the measures P_5, map; none is rr@10"):
         check_benchmark(None, qrels, pool=PoolSpec(corpus_size=10), harness_output=harness)
-    harness = pa.table({"qid": ["q", "q"], "measure": ["recip_rank", "map"],
-                        "value": [0.3, 0.2]})
-    result = check_benchmark(None, qrels, pool=PoolSpec(corpus_size=10), metric="rr",
-                             harness_output=harness)
+    harness = pa.table({"qid": ["q", "q"], "measure": ["recip_rank", "map"], "value": [0.3, 0.2]})
+    result = check_benchmark(
+        None, qrels, pool=PoolSpec(corpus_size=10), metric="rr", harness_output=harness
+    )
     assert result.harness.measure == "recip_rank"
     assert result.harness.measured == pytest.approx(0.3)
 
@@ -281,8 +330,7 @@ def test_thresholds_drive_the_verdict(writeup):
     d = writeup / "toy"
     run, qrels = read_run(d / "model.trec"), read_qrels(d / "qrels.txt")
     strict = Thresholds(floor_share_warning=0.01)
-    result = check_benchmark(run, qrels, pool=PoolSpec(corpus_size=200), seeds=4,
-                             thresholds=strict)
+    result = check_benchmark(run, qrels, pool=PoolSpec(corpus_size=200), seeds=4, thresholds=strict)
     assert result.verdict == "warning"
     assert any(r.code == "low_headroom" for r in result.reasons)
 

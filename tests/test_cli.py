@@ -30,8 +30,9 @@ def test_floor_prints_expected_std_and_ceiling(capsys):
 
 
 def test_floor_json_matches_the_library(capsys):
-    code, out, _ = run_cli(capsys, "floor", "ndcg@10", "--pool-size", 20, "--gains", "3,2,1",
-                           "--json")
+    code, out, _ = run_cli(
+        capsys, "floor", "ndcg@10", "--pool-size", 20, "--gains", "3,2,1", "--json"
+    )
     assert code == 0
     data = json.loads(out)
     exact = noise_floor("ndcg@10", 20, 3, gains=[[3, 2, 1]])
@@ -44,13 +45,19 @@ def test_floor_json_matches_the_library(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["floor", "mrr@ten", "--pool-size", "8", "--gold", "1"],
-         "Cannot read the metric 'mrr@ten'"),
+        (
+            ["floor", "mrr@ten", "--pool-size", "8", "--gold", "1"],
+            "Cannot read the metric 'mrr@ten'",
+        ),
         (["floor", "mrr@10", "--pool-size", "8"], "Give --gold G (or --gains for nDCG)."),
-        (["floor", "ndcg@10", "--pool-size", "8", "--gold", "2", "--gains", "3"],
-         "--gains lists 1 grades but --gold is 2"),
-        (["floor", "p@5", "--pool-size", "8", "--gains", "a,b"],
-         "--gains must be comma-separated whole numbers such as 3,2,1. Got 'a,b' instead."),
+        (
+            ["floor", "ndcg@10", "--pool-size", "8", "--gold", "2", "--gains", "3"],
+            "--gains lists 1 grades but --gold is 2",
+        ),
+        (
+            ["floor", "p@5", "--pool-size", "8", "--gains", "a,b"],
+            "--gains must be comma-separated whole numbers such as 3,2,1. Got 'a,b' instead.",
+        ),
     ],
 )
 def test_floor_bad_input_exits_2_with_a_message(capsys, argv, message):
@@ -68,9 +75,19 @@ def test_usage_errors_exit_2(capsys):
 
 def test_score_text_shows_floor_beside_score(capsys):
     code, out, _ = run_cli(
-        capsys, "score", "--run", CRANFIELD / "run_dense.trec", "--run",
-        CRANFIELD / "run_hybrid_noise.trec", "--qrels", CRANFIELD / "qrels.txt",
-        "--units", CRANFIELD / "chunks.tsv", "--metric", "mrr@10")
+        capsys,
+        "score",
+        "--run",
+        CRANFIELD / "run_dense.trec",
+        "--run",
+        CRANFIELD / "run_hybrid_noise.trec",
+        "--qrels",
+        CRANFIELD / "qrels.txt",
+        "--units",
+        CRANFIELD / "chunks.tsv",
+        "--metric",
+        "mrr@10",
+    )
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["run", "metric", "score", "floor", "score/floor"]
@@ -81,9 +98,18 @@ def test_score_text_shows_floor_beside_score(capsys):
 
 def test_score_trec_format_uses_trec_eval_names(capsys):
     code, out, _ = run_cli(
-        capsys, "score", "--run", WRITEUP / "toy" / "model.trec", "--qrels",
-        WRITEUP / "toy" / "qrels.txt", "-m", "rr,p@5,ndcg@10,ap,rr@10", "--per-query",
-        "--format", "trec")
+        capsys,
+        "score",
+        "--run",
+        WRITEUP / "toy" / "model.trec",
+        "--qrels",
+        WRITEUP / "toy" / "qrels.txt",
+        "-m",
+        "rr,p@5,ndcg@10,ap,rr@10",
+        "--per-query",
+        "--format",
+        "trec",
+    )
     assert code == 0
     rows = [line.split("\t") for line in out.splitlines()]
     names = {r[0].strip() for r in rows}
@@ -98,15 +124,27 @@ def test_score_json_lists_unranked_queries(capsys, tmp_path):
     run.write_text("q1 Q0 a 1 2.0 t\nq9 Q0 z 1 1.0 t\n")
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 a 1\nq2 0 b 1\n")
-    code, out, _ = run_cli(capsys, "score", "--run", run, "--qrels", qrels, "-m", "p@1",
-                           "--format", "json")
+    code, out, _ = run_cli(
+        capsys, "score", "--run", run, "--qrels", qrels, "-m", "p@1", "--format", "json"
+    )
     assert code == 0
     data = json.loads(out)["runs"][0]
     assert data["means"]["p@1"] == 0.5
     assert data["unranked_queries"] == ["q2"]
     assert data["unjudged_queries"] == ["q9"]
-    code, out, _ = run_cli(capsys, "score", "--run", run, "--qrels", qrels, "-m", "p@1",
-                           "--format", "json", "--skip-unranked")
+    code, out, _ = run_cli(
+        capsys,
+        "score",
+        "--run",
+        run,
+        "--qrels",
+        qrels,
+        "-m",
+        "p@1",
+        "--format",
+        "json",
+        "--skip-unranked",
+    )
     assert json.loads(out)["runs"][0]["means"]["p@1"] == 1.0
 
 
@@ -122,17 +160,35 @@ def test_score_bad_file_names_file_and_line(capsys, tmp_path):
 
 def test_check_gates_on_the_verdict(capsys):
     d = WRITEUP / "pool8"
-    base = ["check", "--run", d / "model.trec", "--qrels", d / "qrels.txt", "--pools",
-            d / "pools.tsv"]
+    base = [
+        "check",
+        "--run",
+        d / "model.trec",
+        "--qrels",
+        d / "qrels.txt",
+        "--pools",
+        d / "pools.tsv",
+    ]
     code, out, _ = run_cli(capsys, *base)
     assert code == 1
     assert out.startswith("verdict: BROKEN")
     code, _, _ = run_cli(capsys, *base, "--fail-on", "never")
     assert code == 0
     d = WRITEUP / "toy"
-    code, out, _ = run_cli(capsys, "check", "--run", d / "model.trec", "--qrels",
-                           d / "qrels.txt", "--pool-size", 200, "--seeds", 20,
-                           "--format", "json")
+    code, out, _ = run_cli(
+        capsys,
+        "check",
+        "--run",
+        d / "model.trec",
+        "--qrels",
+        d / "qrels.txt",
+        "--pool-size",
+        200,
+        "--seeds",
+        20,
+        "--format",
+        "json",
+    )
     assert code == 0
     assert json.loads(out)["verdict"] == "healthy"
 
@@ -141,9 +197,23 @@ def test_check_markdown_fits_a_pull_request_comment(capsys, tmp_path):
     d = WRITEUP / "unitsbug"
     out_file = tmp_path / "comment.md"
     code, out, _ = run_cli(
-        capsys, "check", "--run", d / "model.trec", "--qrels", d / "qrels.txt", "--units",
-        d / "units.tsv", "--analytic-unit", "chunks", "--harness-output", d / "harness.csv",
-        "--format", "markdown", "--output", out_file)
+        capsys,
+        "check",
+        "--run",
+        d / "model.trec",
+        "--qrels",
+        d / "qrels.txt",
+        "--units",
+        d / "units.tsv",
+        "--analytic-unit",
+        "chunks",
+        "--harness-output",
+        d / "harness.csv",
+        "--format",
+        "markdown",
+        "--output",
+        out_file,
+    )
     assert code == 1
     assert out.startswith("### ❌ Benchmark health: **broken**")
     assert "counts documents (≈ 218), not chunks (1,052)" in out
@@ -153,18 +223,23 @@ def test_check_markdown_fits_a_pull_request_comment(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--pool-size", "10", "--pools", "x.tsv"], "Declare the pool one way only; got "
-         "--pool-size and --pools."),
+        (
+            ["--pool-size", "10", "--pools", "x.tsv"],
+            "Declare the pool one way only; got --pool-size and --pools.",
+        ),
         ([], "Declare the pool: --pool-size N, --pools FILE, --candidates FILE or --units FILE."),
         (["--pool-size", "10", "--seeds", "many"], "--seeds must be 'auto' or a whole number."),
-        (["--pool-size", "10", "--analytic-unit", "chunks"],
-         "--analytic-unit chunks needs --units FILE."),
+        (
+            ["--pool-size", "10", "--analytic-unit", "chunks"],
+            "--analytic-unit chunks needs --units FILE.",
+        ),
     ],
 )
 def test_check_bad_usage_exits_2(capsys, extra, message):
     d = WRITEUP / "toy"
-    code, _, err = run_cli(capsys, "check", "--run", d / "model.trec", "--qrels",
-                           d / "qrels.txt", *extra)
+    code, _, err = run_cli(
+        capsys, "check", "--run", d / "model.trec", "--qrels", d / "qrels.txt", *extra
+    )
     assert code == 2
     assert message in err
 
@@ -172,8 +247,20 @@ def test_check_bad_usage_exits_2(capsys, extra, message):
 def test_noise_runs_scored_by_a_harness_pass_check1(capsys, tmp_path):
     d = WRITEUP / "toy"
     out_dir = tmp_path / "noise"
-    code, out, _ = run_cli(capsys, "noise-run", "--qrels", d / "qrels.txt", "--pool-size",
-                           200, "--seeds", 60, "--depth", 10, "--out", out_dir)
+    code, out, _ = run_cli(
+        capsys,
+        "noise-run",
+        "--qrels",
+        d / "qrels.txt",
+        "--pool-size",
+        200,
+        "--seeds",
+        60,
+        "--depth",
+        10,
+        "--out",
+        out_dir,
+    )
     assert code == 0 and "wrote 60 runs" in out
     manifest = json.loads((out_dir / "manifest.json").read_text())
     assert manifest["seeds"] == 60 and len(manifest["runs"]) == 60
@@ -183,16 +270,38 @@ def test_noise_runs_scored_by_a_harness_pass_check1(capsys, tmp_path):
         writer = csv.writer(handle)
         writer.writerow(["seed", "qid", "value"])
         for seed, name in enumerate(manifest["runs"]):
-            code, out, _ = run_cli(capsys, "score", "--run", out_dir / name, "--qrels",
-                                   d / "qrels.txt", "-m", "rr@10", "-q", "--format", "trec")
+            code, out, _ = run_cli(
+                capsys,
+                "score",
+                "--run",
+                out_dir / name,
+                "--qrels",
+                d / "qrels.txt",
+                "-m",
+                "rr@10",
+                "-q",
+                "--format",
+                "trec",
+            )
             assert code == 0
             for line in out.splitlines():
                 _measure, qid, value = (part.strip() for part in line.split("\t"))
                 if qid != "all":
                     writer.writerow([seed, qid, value])
-    code, out, _ = run_cli(capsys, "check", "--run", d / "model.trec", "--qrels",
-                           d / "qrels.txt", "--pool-size", 200, "--harness-output", harness,
-                           "--format", "json")
+    code, out, _ = run_cli(
+        capsys,
+        "check",
+        "--run",
+        d / "model.trec",
+        "--qrels",
+        d / "qrels.txt",
+        "--pool-size",
+        200,
+        "--harness-output",
+        harness,
+        "--format",
+        "json",
+    )
     data = json.loads(out)
     assert data["checks"]["harness"]["source"] == "harness-output"
     assert data["checks"]["harness"]["passed"], data["checks"]["harness"]

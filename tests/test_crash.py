@@ -196,7 +196,9 @@ def small_disk(tmp_path):
         pytest.skip("a full disk needs a tmpfs mount, which needs root")
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         pytest.skip(f"mount -t tmpfs is not permitted here: {done.stderr.strip()}")
@@ -227,10 +229,12 @@ def test_disk_full_during_an_ingest_loses_nothing(small_disk, tmp_path, monkeypa
     kept = ws.add(TOY / "qrels.txt", name="kept")
     big = tmp_path / "big.trec"  # on the big disk; its Parquet would not fit the small one
     rng = random.Random(3)
-    big.write_text("".join(
-        f"q{rng.randrange(10**6)} Q0 d{rng.randrange(10**9)} 1 {rng.random()!r} t\n"
-        for _ in range(200_000)
-    ))
+    big.write_text(
+        "".join(
+            f"q{rng.randrange(10**6)} Q0 d{rng.randrange(10**9)} 1 {rng.random()!r} t\n"
+            for _ in range(200_000)
+        )
+    )
     before = tree(root)
     if stream:
         monkeypatch.setattr(_read, "STREAM_THRESHOLD_BYTES", 0)

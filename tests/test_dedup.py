@@ -77,9 +77,7 @@ def enumerated_moments(
     return rr / n, rr2 / n, hit / n
 
 
-def chunk_level_positions(
-    counts: np.ndarray, n: int, rng: np.random.Generator
-) -> np.ndarray:
+def chunk_level_positions(counts: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """Brute force: a uniform score per CHUNK, chunks ranked, each document kept at its first
     occurrence. Returns the 1-based document positions, shape (n, documents)."""
     scores = rng.random((n, int(counts.sum())))
@@ -145,9 +143,7 @@ def test_single_gold_single_chunk_is_h_k_over_n(n: int) -> None:
 @pytest.mark.parametrize("counts", [[1, 2, 3], [1, 1, 2, 3], [2, 2, 3], [5, 1, 1]])
 def test_matches_every_order_of_the_chunks(counts: list[int]) -> None:
     n_docs = len(counts)
-    subsets = [
-        set(s) for size in (1, 2) for s in itertools.combinations(range(n_docs), size)
-    ]
+    subsets = [set(s) for size in (1, 2) for s in itertools.combinations(range(n_docs), size)]
     gold = [np.array(sorted(s)) for s in subsets]
     for k in (None, 1, 2, 3):
         rr = dedup_floor("rr" if k is None else f"rr@{k}", counts, gold)
@@ -261,8 +257,9 @@ def test_inferred_pool_size_is_the_pool_without_chunks() -> None:
         for metric in ("rr@10", "rr", "hit@3"):
             if metric == "hit@3" and n < 3 + 3:
                 continue  # Hit@3 is 1 whenever the pool fits: the size is not identified
-            inferred = inferred_pool_size_under_dedup(np.ones(n, dtype=np.int64), gold,
-                                                      metric=metric)
+            inferred = inferred_pool_size_under_dedup(
+                np.ones(n, dtype=np.int64), gold, metric=metric
+            )
             np.testing.assert_allclose(inferred.per_query.estimate, n, rtol=1e-9)
             np.testing.assert_allclose(inferred.benchmark.estimate, n, rtol=1e-9)
     assert isinstance(inferred, DedupPoolSize)
@@ -276,20 +273,18 @@ def test_inferred_pool_size_skips_queries_without_gold() -> None:
         inferred = inferred_pool_size_under_dedup(counts, [[0], [], [1, 2]])
     assert np.isnan(inferred.per_query.estimate[1])
     alone = inferred_pool_size_under_dedup(counts, [[0], [1, 2]])
-    np.testing.assert_allclose(inferred.per_query.estimate[[0, 2]],
-                               alone.per_query.estimate, rtol=1e-12)
+    np.testing.assert_allclose(
+        inferred.per_query.estimate[[0, 2]], alone.per_query.estimate, rtol=1e-12
+    )
     # The empty query scores 0 in the measured mean and in the model's mean alike.
-    np.testing.assert_allclose(inferred.benchmark.estimate, alone.benchmark.estimate,
-                               rtol=1e-9)
+    np.testing.assert_allclose(inferred.benchmark.estimate, alone.benchmark.estimate, rtol=1e-9)
     assert inferred.floor.expected[1] == 0.0
 
 
 # ---------------------------------------------------------------------------- numerics
 
 
-@pytest.mark.parametrize(
-    ("family", "k"), [("rr", None), ("rr", 10), ("hit", 10), ("rr", 100)]
-)
+@pytest.mark.parametrize(("family", "k"), [("rr", None), ("rr", 10), ("hit", 10), ("rr", 100)])
 def test_quadrature_has_converged(family: str, k: int | None) -> None:
     rng = np.random.default_rng(5)
     cases = [
@@ -415,8 +410,9 @@ def test_monte_carlo_agrees_with_chunk_level_brute_force(method: str) -> None:
         brute["p@5"].append((pos <= 5).sum(axis=1) / 5)
         brute["ap"].append((np.arange(1, len(docs) + 1) / pos).sum(axis=1) / r)
     for spelling, samples in brute.items():
-        mc = dedup_floor_mc(spelling, counts, gold, judged=judged, n_samples=n, rng=rng,
-                            method=method)
+        mc = dedup_floor_mc(
+            spelling, counts, gold, judged=judged, n_samples=n, rng=rng, method=method
+        )
         for q, sample in enumerate(samples):
             se = math.hypot(mc.std_error[q], sample.std() / math.sqrt(n))
             assert abs(mc.floor.expected[q] - sample.mean()) < 4 * se, (spelling, q)
@@ -428,15 +424,17 @@ def test_monte_carlo_methods_agree_on_graded_ndcg() -> None:
     gold = [np.array([0, 1, 2]), np.array([3])]
     gains = [np.array([3, 1, 2]), np.array([2])]
     runs = [
-        dedup_floor_mc("ndcg@10", counts, gold, gains=gains, n_samples=20_000, rng=seed,
-                       method=method)
+        dedup_floor_mc(
+            "ndcg@10", counts, gold, gains=gains, n_samples=20_000, rng=seed, method=method
+        )
         for seed, method in ((1, "ranking"), (2, "race"))
     ]
     se = np.hypot(runs[0].std_error, runs[1].std_error)
     assert np.all(np.abs(runs[0].floor.expected - runs[1].floor.expected) < 4 * se)
     # The threshold applies to the grades: only the grade-3 document is relevant at rel>=3.
-    strict = dedup_floor_mc("hit@10[rel>=3]", counts, gold[:1], gains=gains[:1],
-                            n_samples=20_000, rng=3)
+    strict = dedup_floor_mc(
+        "hit@10[rel>=3]", counts, gold[:1], gains=gains[:1], n_samples=20_000, rng=3
+    )
     exact = dedup_floor("hit@10", counts, [np.array([0])])
     assert abs(strict.floor.expected[0] - exact.expected[0]) < 4 * strict.std_error[0]
 
@@ -450,8 +448,9 @@ def test_monte_carlo_ceiling_and_reproducibility() -> None:
     assert r.floor.ceiling.tolist() == [0.5, 1.0]
     ap = dedup_floor_mc("ap", counts, gold, judged=[4, 2], n_samples=50, rng=5)
     assert ap.floor.ceiling.tolist() == [0.75, 0.5]
-    again = dedup_floor_mc("ap", counts, gold, judged=[4, 2], n_samples=50,
-                           rng=np.random.default_rng(5))
+    again = dedup_floor_mc(
+        "ap", counts, gold, judged=[4, 2], n_samples=50, rng=np.random.default_rng(5)
+    )
     np.testing.assert_array_equal(ap.floor.expected, again.floor.expected)
     assert isinstance(ap, DedupMonteCarlo) and ap.n_samples == 50
 
@@ -475,90 +474,133 @@ _JUDGED = (
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"metric": "p@5"},
-         "The 'metric' parameter of dedup_floor must be rr, rr@k or hit@k, the metrics with an"
-         " exact floor under deduplication (dedup_floor_mc estimates the others)."
-         " Got 'p@5' instead."),
-        ({"metric": 10},
-         "The 'metric' parameter of dedup_floor must be a Metric or its spelling."
-         " Got int instead."),
-        ({"chunk_counts": [[1, 2], [3, 4]]},
-         f"{_COUNTS} Got an array of shape (2, 2) instead."),
+        (
+            {"metric": "p@5"},
+            "The 'metric' parameter of dedup_floor must be rr, rr@k or hit@k, the metrics with an"
+            " exact floor under deduplication (dedup_floor_mc estimates the others)."
+            " Got 'p@5' instead.",
+        ),
+        (
+            {"metric": 10},
+            "The 'metric' parameter of dedup_floor must be a Metric or its spelling."
+            " Got int instead.",
+        ),
+        ({"chunk_counts": [[1, 2], [3, 4]]}, f"{_COUNTS} Got an array of shape (2, 2) instead."),
         ({"chunk_counts": []}, f"{_COUNTS} Got an array of shape (0,) instead."),
         ({"chunk_counts": [1.0, 2.0, 3.0]}, f"{_COUNTS} Got dtype float64 instead."),
         ({"chunk_counts": [1, 2, 0]}, f"{_COUNTS} Got 0 at index 2 instead."),
-        ({"gold": 3},
-         "The 'gold' parameter of dedup_floor must be a sequence with one array of document"
-         " indices per query. Got int instead."),
-        ({"gold": []},
-         "The 'gold' parameter of dedup_floor must name the gold documents of at least one"
-         " query. Got no query instead."),
-        ({"gold": [0, 1]},
-         "The 'gold' parameter of dedup_floor must hold one 1-D array of document indices"
-         " (ints) per query. Got shape () for gold[0] instead."),
-        ({"gold": [[0], [0.5]]},
-         "The 'gold' parameter of dedup_floor must hold one 1-D array of document indices"
-         " (ints) per query. Got dtype float64 for gold[1] instead."),
-        ({"gold": [[0], [3]]},
-         "The 'gold' parameter of dedup_floor must hold document indices in [0, 3)."
-         " Got 3 in gold[1] instead."),
-        ({"gold": [[1, 1]]},
-         "The 'gold' parameter of dedup_floor must not name a document twice for one query."
-         " Got document 1 twice in gold[0] instead."),
-        ({"judged": [1]},
-         f"{_JUDGED} Got an array of shape (1,) and dtype int64 instead."),
-        ({"judged": [1, 1]},
-         f"{_JUDGED} Got 1 for query 1, which has 2 gold documents in the pool, instead."),
+        (
+            {"gold": 3},
+            "The 'gold' parameter of dedup_floor must be a sequence with one array of document"
+            " indices per query. Got int instead.",
+        ),
+        (
+            {"gold": []},
+            "The 'gold' parameter of dedup_floor must name the gold documents of at least one"
+            " query. Got no query instead.",
+        ),
+        (
+            {"gold": [0, 1]},
+            "The 'gold' parameter of dedup_floor must hold one 1-D array of document indices"
+            " (ints) per query. Got shape () for gold[0] instead.",
+        ),
+        (
+            {"gold": [[0], [0.5]]},
+            "The 'gold' parameter of dedup_floor must hold one 1-D array of document indices"
+            " (ints) per query. Got dtype float64 for gold[1] instead.",
+        ),
+        (
+            {"gold": [[0], [3]]},
+            "The 'gold' parameter of dedup_floor must hold document indices in [0, 3)."
+            " Got 3 in gold[1] instead.",
+        ),
+        (
+            {"gold": [[1, 1]]},
+            "The 'gold' parameter of dedup_floor must not name a document twice for one query."
+            " Got document 1 twice in gold[0] instead.",
+        ),
+        ({"judged": [1]}, f"{_JUDGED} Got an array of shape (1,) and dtype int64 instead."),
+        (
+            {"judged": [1, 1]},
+            f"{_JUDGED} Got 1 for query 1, which has 2 gold documents in the pool, instead.",
+        ),
     ],
 )
 def test_dedup_floor_error_messages(kwargs: dict[str, object], message: str) -> None:
     arguments: dict[str, object] = {
-        "metric": "rr@10", "chunk_counts": [1, 2, 3], "gold": [[0], [1, 2]]
+        "metric": "rr@10",
+        "chunk_counts": [1, 2, 3],
+        "gold": [[0], [1, 2]],
     }
     arguments.update(kwargs)
     judged = arguments.pop("judged", None)
     with pytest.raises(ParameterError, match=re.escape(message)):
-        dedup_floor(arguments["metric"], arguments["chunk_counts"], arguments["gold"],  # type: ignore[arg-type]
-                    judged=judged)
+        dedup_floor(
+            arguments["metric"],
+            arguments["chunk_counts"],
+            arguments["gold"],  # type: ignore[arg-type]
+            judged=judged,
+        )
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"n_samples": 1},
-         "The 'n_samples' parameter of dedup_floor_mc must be an int >= 2. Got 1 instead."),
-        ({"rng": None},
-         "The 'rng' parameter of dedup_floor_mc must be a numpy.random.Generator or an int"
-         " seed >= 0. Got None instead."),
-        ({"method": "sort"},
-         "The 'method' parameter of dedup_floor_mc must be one of auto, ranking, race."
-         " Got 'sort' instead."),
-        ({"gains": [[1]]},
-         "The 'gains' parameter of dedup_floor_mc must hold one array of grades per query"
-         " (2 queries). Got list of length 1 instead."),
-        ({"gains": [[1], [1]]},
-         "The 'gains' parameter of dedup_floor_mc must give one int grade per gold document."
-         " Got shape (1,) and dtype int64 for gains[1], whose gold has 2 documents, instead."),
-        ({"gains": [[1], [0, 2]]},
-         "The 'gains' parameter of dedup_floor_mc must hold grades >= 1 (gold documents are"
-         " judged relevant). Got 0 in gains[1] instead."),
-        ({"gains": [[1], [2, 2]], "judged": [1, 3]},
-         "The 'judged' parameter of dedup_floor_mc must equal the gold documents in the pool"
-         " when 'gains' are given and ndcg@10 depends on grades: the grades of judged"
-         " documents outside the pool are unknown. Got 3 for query 1, which has 2 gold"
-         " documents in the pool, instead."),
-        ({"metric": "p@5[rel>=2]"},
-         "The 'gains' parameter of dedup_floor_mc is needed for p@5[rel>=2]: without it"
-         " every gold document has grade 1, below the threshold 2."),
-        ({"metric": "ndcg@0"},
-         "Cannot read the metric 'ndcg@0': the cutoff must be a whole number >= 1,"
-         " as in ndcg@10."),
+        (
+            {"n_samples": 1},
+            "The 'n_samples' parameter of dedup_floor_mc must be an int >= 2. Got 1 instead.",
+        ),
+        (
+            {"rng": None},
+            "The 'rng' parameter of dedup_floor_mc must be a numpy.random.Generator or an int"
+            " seed >= 0. Got None instead.",
+        ),
+        (
+            {"method": "sort"},
+            "The 'method' parameter of dedup_floor_mc must be one of auto, ranking, race."
+            " Got 'sort' instead.",
+        ),
+        (
+            {"gains": [[1]]},
+            "The 'gains' parameter of dedup_floor_mc must hold one array of grades per query"
+            " (2 queries). Got list of length 1 instead.",
+        ),
+        (
+            {"gains": [[1], [1]]},
+            "The 'gains' parameter of dedup_floor_mc must give one int grade per gold document."
+            " Got shape (1,) and dtype int64 for gains[1], whose gold has 2 documents, instead.",
+        ),
+        (
+            {"gains": [[1], [0, 2]]},
+            "The 'gains' parameter of dedup_floor_mc must hold grades >= 1 (gold documents are"
+            " judged relevant). Got 0 in gains[1] instead.",
+        ),
+        (
+            {"gains": [[1], [2, 2]], "judged": [1, 3]},
+            "The 'judged' parameter of dedup_floor_mc must equal the gold documents in the pool"
+            " when 'gains' are given and ndcg@10 depends on grades: the grades of judged"
+            " documents outside the pool are unknown. Got 3 for query 1, which has 2 gold"
+            " documents in the pool, instead.",
+        ),
+        (
+            {"metric": "p@5[rel>=2]"},
+            "The 'gains' parameter of dedup_floor_mc is needed for p@5[rel>=2]: without it"
+            " every gold document has grade 1, below the threshold 2.",
+        ),
+        (
+            {"metric": "ndcg@0"},
+            "Cannot read the metric 'ndcg@0': the cutoff must be a whole number >= 1,"
+            " as in ndcg@10.",
+        ),
     ],
 )
 def test_dedup_floor_mc_error_messages(kwargs: dict[str, object], message: str) -> None:
     arguments: dict[str, object] = {
-        "metric": "ndcg@10", "chunk_counts": [1, 2, 3], "gold": [[0], [1, 2]],
-        "n_samples": 10, "rng": 0,
+        "metric": "ndcg@10",
+        "chunk_counts": [1, 2, 3],
+        "gold": [[0], [1, 2]],
+        "n_samples": 10,
+        "rng": 0,
     }
     arguments.update(kwargs)
     metric = arguments.pop("metric")

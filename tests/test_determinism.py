@@ -63,9 +63,13 @@ print(json.dumps(out, sort_keys=True))
 def digests(seed: int, hash_seeds: tuple[str, ...]) -> list[dict[str, str]]:
     """The child's digests from one process per hash seed, run side by side."""
     children = [
-        subprocess.Popen([sys.executable, "-c", CHILD, str(ROOT), str(seed)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": h})
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(ROOT), str(seed)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": h},
+        )
         for h in hash_seeds
     ]
     out = []
@@ -89,8 +93,12 @@ def test_the_seed_matters():
 
     toy = ROOT / "data" / "writeup" / "toy"
     run, qrels = read_run(toy / "model.trec"), read_qrels(toy / "qrels.txt")
-    texts = [report.to_json(check_benchmark(run, qrels, pool=PoolSpec(corpus_size=200),
-                                            seeds=20, seed=seed)) for seed in (0, 0, 1)]
+    texts = [
+        report.to_json(
+            check_benchmark(run, qrels, pool=PoolSpec(corpus_size=200), seeds=20, seed=seed)
+        )
+        for seed in (0, 0, 1)
+    ]
     assert texts[0] == texts[1] != texts[2]
 
 

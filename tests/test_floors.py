@@ -75,7 +75,9 @@ def formula_floor(
         warnings.simplefilter("ignore", EvalValidityWarning)  # G = 0 is part of the grid
         if m.family in ("ndcg", "ndcg_exp"):
             floor = noise_floor(
-                m, n, gold,
+                m,
+                n,
+                gold,
                 gains=[[x for x in pool_grades if x > 0]],
                 judged_gains=[[x for x in judged_grades if x > 0]],
             )
@@ -91,8 +93,9 @@ def enumerated_floor(
     return mean, variance, brute_ceiling(metric, pool_grades, judged_grades)
 
 
-BOTH = pytest.mark.parametrize("floor_fn", [formula_floor, enumerated_floor],
-                               ids=["formula", "enumeration"])
+BOTH = pytest.mark.parametrize(
+    "floor_fn", [formula_floor, enumerated_floor], ids=["formula", "enumeration"]
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -100,8 +103,9 @@ BOTH = pytest.mark.parametrize("floor_fn", [formula_floor, enumerated_floor],
 # --------------------------------------------------------------------------------------------
 
 
-def check_bounds(floor_fn: FloorFunction, metric: str, pool: Sequence[int],
-                 judged: Sequence[int]) -> None:
+def check_bounds(
+    floor_fn: FloorFunction, metric: str, pool: Sequence[int], judged: Sequence[int]
+) -> None:
     """0 <= E <= ceiling <= 1, 0 <= Var <= E (ceiling − E) (Bhatia–Davis: values in [0, max])."""
     mean, variance, ceiling = floor_fn(metric, pool, judged)
     tol = 1e-12
@@ -117,8 +121,9 @@ def check_single_gold(floor_fn: FloorFunction, n: int, k: int) -> None:
     pool = [1] + [0] * (n - 1)
     mean, variance, _ = floor_fn(f"rr@{k}", pool, [1])
     assert mean == pytest.approx(harmonic(depth) / n, rel=1e-12)
-    assert variance == pytest.approx(harmonic(depth, 2) / n - (harmonic(depth) / n) ** 2,
-                                     rel=1e-12, abs=1e-15)
+    assert variance == pytest.approx(
+        harmonic(depth, 2) / n - (harmonic(depth) / n) ** 2, rel=1e-12, abs=1e-15
+    )
     assert floor_fn(f"hit@{k}", pool, [1])[0] == pytest.approx(depth / n, rel=1e-12)
     assert floor_fn(f"ap@{k}", pool, [1])[0] == pytest.approx(harmonic(depth) / n, rel=1e-12)
     assert floor_fn(f"p@{k}", pool, [1])[0] == pytest.approx(depth / (n * k), rel=1e-12)
@@ -126,8 +131,10 @@ def check_single_gold(floor_fn: FloorFunction, n: int, k: int) -> None:
 
 def check_monotone_in_gold(floor_fn: FloorFunction, metric: str, n: int, judged: int) -> None:
     """One more gold item in the pool never lowers the floor (R fixed)."""
-    means = [floor_fn(metric, [1] * g + [0] * (n - g), [1] * judged)[0]
-             for g in range(min(n, judged) + 1)]
+    means = [
+        floor_fn(metric, [1] * g + [0] * (n - g), [1] * judged)[0]
+        for g in range(min(n, judged) + 1)
+    ]
     assert all(b >= a - 1e-12 for a, b in itertools.pairwise(means)), (metric, means)
 
 
@@ -139,7 +146,8 @@ def check_reference_values(floor_fn: FloorFunction) -> None:
     assert floor_fn("ndcg@10", pool8, [1])[0] == pytest.approx(0.4942, abs=5e-5)
     for g, value in ((1, 0.340), (3, 0.609), (5, 0.793), (6, 0.869)):
         assert floor_fn("mrr@10", [1] * g + [0] * (8 - g), [1] * g)[0] == pytest.approx(
-            value, abs=5e-4)
+            value, abs=5e-4
+        )
 
 
 @BOTH
@@ -214,9 +222,22 @@ GRADED_POOLS = [
 
 @pytest.mark.parametrize(("pool", "judged"), GRADED_POOLS)
 def test_graded_metrics_equal_enumeration(pool: list[int], judged: list[int]) -> None:
-    for metric in ("ndcg", "ndcg@1", "ndcg@2", "ndcg@3", "ndcg@10", "ndcg_exp", "ndcg_exp@2",
-                   "ndcg_exp@4", "rr@2[rel>=2]", "hit@2[rel>=2]", "ap[rel>=2]",
-                   "ap@3[rel>=3]", "rprec[rel>=2]", "r@2[rel>=2]"):
+    for metric in (
+        "ndcg",
+        "ndcg@1",
+        "ndcg@2",
+        "ndcg@3",
+        "ndcg@10",
+        "ndcg_exp",
+        "ndcg_exp@2",
+        "ndcg_exp@4",
+        "rr@2[rel>=2]",
+        "hit@2[rel>=2]",
+        "ap[rel>=2]",
+        "ap@3[rel>=3]",
+        "rprec[rel>=2]",
+        "r@2[rel>=2]",
+    ):
         assert_same_floor(metric, pool, judged)
 
 
@@ -232,7 +253,8 @@ def test_enumerator_scores_like_trec_eval_by_hand() -> None:
     assert brute_metric("ap@3", ranking, [1, 1, 1]) == pytest.approx((1 / 2) / 3)
     ideal = 2 + 1 / math.log2(3)
     assert brute_metric("ndcg", [0, 2, 1], [2, 1]) == pytest.approx(
-        (2 / math.log2(3) + 1 / 2) / ideal)
+        (2 / math.log2(3) + 1 / 2) / ideal
+    )
     assert brute_metric("ndcg_exp@1", [2, 0], [2, 1]) == 1.0
     assert brute_metric("ap", [0, 0], []) == 0.0
 
@@ -245,11 +267,26 @@ def test_enumerator_scores_like_trec_eval_by_hand() -> None:
 @pytest.mark.parametrize(("n", "draws"), [(50, 40_000), (218, 20_000), (1000, 8_000)])
 def test_monte_carlo_agrees_within_four_standard_errors(n: int, draws: int) -> None:
     rng = np.random.default_rng(20261130 + n)
-    shapes = [([1] + [0] * (n - 1), [1]), ([1] * 3 + [0] * (n - 3), [1] * 5),
-              ([1] * 10 + [0] * (n - 10), [1] * 10),
-              ([3, 2, 2, 1] + [0] * (n - 4), [3, 3, 2, 2, 1])]
-    metrics = ["rr@10", "rr", "hit@10", "p@10", "r@100", "rprec", "ap@10", "ap", "ndcg@10",
-               "ndcg", "ndcg_exp@10", "rr@10[rel>=2]"]
+    shapes = [
+        ([1] + [0] * (n - 1), [1]),
+        ([1] * 3 + [0] * (n - 3), [1] * 5),
+        ([1] * 10 + [0] * (n - 10), [1] * 10),
+        ([3, 2, 2, 1] + [0] * (n - 4), [3, 3, 2, 2, 1]),
+    ]
+    metrics = [
+        "rr@10",
+        "rr",
+        "hit@10",
+        "p@10",
+        "r@100",
+        "rprec",
+        "ap@10",
+        "ap",
+        "ndcg@10",
+        "ndcg",
+        "ndcg_exp@10",
+        "rr@10[rel>=2]",
+    ]
     for pool, judged in shapes:
         rankings = random_rankings(pool, draws, rng)  # one set of draws for every metric
         for metric in metrics:
@@ -270,8 +307,18 @@ def test_monte_carlo_values_match_the_plain_definitions() -> None:
     pool = [2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]
     judged = [2, 2, 1, 1]
     rankings = random_rankings(pool, 30, rng)
-    for metric in ("rr@5", "hit@3", "p@4", "r@6", "rprec", "ap", "ap@5", "ndcg@5", "ndcg_exp",
-                   "rr[rel>=2]"):
+    for metric in (
+        "rr@5",
+        "hit@3",
+        "p@4",
+        "r@6",
+        "rprec",
+        "ap",
+        "ap@5",
+        "ndcg@5",
+        "ndcg_exp",
+        "rr[rel>=2]",
+    ):
         fast = ranking_values(metric, rankings, judged)
         slow = [brute_metric(metric, list(row), judged) for row in rankings]
         np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-15)
@@ -291,18 +338,25 @@ def test_reference_table_is_matched() -> None:
     assert document["generated_by"] == "tests/reference/make_floor_reference.py"
     for case in cases:
         if case["gains"] is None:
-            floor = noise_floor(case["metric"], case["pool_size"], case["gold"],
-                                judged=case["judged"])
+            floor = noise_floor(
+                case["metric"], case["pool_size"], case["gold"], judged=case["judged"]
+            )
         else:
-            floor = noise_floor(case["metric"], case["pool_size"], case["gold"],
-                                gains=[case["gains"]], judged_gains=[case["judged_gains"]])
+            floor = noise_floor(
+                case["metric"],
+                case["pool_size"],
+                case["gold"],
+                gains=[case["gains"]],
+                judged_gains=[case["judged_gains"]],
+            )
         context = {key: case[key] for key in ("metric", "pool_size", "gold", "judged")}
         expected = float(case["expected"])
         assert floor.expected[0] == pytest.approx(expected, rel=1e-14, abs=1e-300), context
         # variances of nearly deterministic metrics (AP with 99 of 100 items gold) lose relative
         # precision to E[Y²] − E[Y]²: their error is a few ulps of E², not of Var
-        assert floor.variance[0] == pytest.approx(float(case["variance"]), rel=1e-13,
-                                                  abs=1e-15 * expected**2), context
+        assert floor.variance[0] == pytest.approx(
+            float(case["variance"]), rel=1e-13, abs=1e-15 * expected**2
+        ), context
         assert floor.ceiling[0] == pytest.approx(float(case["ceiling"]), rel=1e-14), context
 
 
@@ -358,8 +412,10 @@ def test_floor_invariants(shape: tuple[str, int, int, int]) -> None:
 
 
 def test_floor_is_exactly_zero_without_gold_and_warns_once() -> None:
-    message = (r"^2 of 3 queries have no gold item in the pool \(gold = 0\): noise_floor returns"
-               r" 0 for their floor, variance and ceiling\.$")
+    message = (
+        r"^2 of 3 queries have no gold item in the pool \(gold = 0\): noise_floor returns"
+        r" 0 for their floor, variance and ceiling\.$"
+    )
     with pytest.warns(EvalValidityWarning, match=message) as record:
         floor = noise_floor("ap", [5, 5, 5], [0, 2, 0], judged=[3, 2, 0])
     assert len(record) == 1
@@ -391,8 +447,9 @@ def test_a_cutoff_beyond_the_pool_sees_the_whole_pool() -> None:
         else:
             np.testing.assert_allclose(large.expected, small.expected, rtol=1e-14)
             np.testing.assert_allclose(large.variance, small.variance, rtol=1e-12)
-    np.testing.assert_allclose(noise_floor("rr@1000", 7, 2).expected,
-                               noise_floor("rr", 7, 2).expected, rtol=1e-14)
+    np.testing.assert_allclose(
+        noise_floor("rr@1000", 7, 2).expected, noise_floor("rr", 7, 2).expected, rtol=1e-14
+    )
 
 
 def test_vectorised_call_equals_one_query_at_a_time() -> None:
@@ -400,17 +457,32 @@ def test_vectorised_call_equals_one_query_at_a_time() -> None:
     n = rng.integers(1, 300, 200)
     g = np.minimum(rng.integers(0, 8, 200), n)
     r = g + rng.integers(0, 3, 200)
-    for metric in ("rr@10", "rr", "hit@5", "p@10", "r@20", "rprec", "ap@10", "ap", "ndcg@10",
-                   "ndcg_exp"):
+    for metric in (
+        "rr@10",
+        "rr",
+        "hit@5",
+        "p@10",
+        "r@20",
+        "rprec",
+        "ap@10",
+        "ap",
+        "ndcg@10",
+        "ndcg_exp",
+    ):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EvalValidityWarning)
             together = noise_floor(metric, n, g, judged=r)
-            one_by_one = [noise_floor(metric, int(a), int(b), judged=int(c))
-                          for a, b, c in zip(n, g, r, strict=True)]
+            one_by_one = [
+                noise_floor(metric, int(a), int(b), judged=int(c))
+                for a, b, c in zip(n, g, r, strict=True)
+            ]
         for name in ("expected", "variance", "ceiling"):
             np.testing.assert_allclose(
                 getattr(together, name),
-                [getattr(f, name)[0] for f in one_by_one], rtol=1e-13, atol=1e-300)
+                [getattr(f, name)[0] for f in one_by_one],
+                rtol=1e-13,
+                atol=1e-300,
+            )
 
 
 def test_scalars_broadcast_and_results_are_frozen_float_arrays() -> None:
@@ -450,8 +522,9 @@ def test_arguments_are_not_mutated() -> None:
 
 def test_ndcg_gains_default_to_binary_and_judged_gains_to_gains() -> None:
     binary = noise_floor("ndcg@10", [20, 20], [2, 2], judged=[2, 5])
-    explicit = noise_floor("ndcg@10", [20, 20], [2, 2], gains=[[1, 1], [1, 1]],
-                           judged_gains=[[1, 1], [1, 1, 1, 1, 1]])
+    explicit = noise_floor(
+        "ndcg@10", [20, 20], [2, 2], gains=[[1, 1], [1, 1]], judged_gains=[[1, 1], [1, 1, 1, 1, 1]]
+    )
     np.testing.assert_allclose(binary.expected, explicit.expected, rtol=1e-14)
     np.testing.assert_allclose(binary.variance, explicit.variance, rtol=1e-14)
     np.testing.assert_allclose(binary.ceiling, explicit.ceiling, rtol=1e-14)
@@ -491,41 +564,66 @@ def test_discount_sums_beyond_the_table() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"pool_size": 0, "gold": 0},
-         "The 'pool_size' parameter of noise_floor must be an int >= 1. Got 0 instead."),
-        ({"pool_size": [5, 0], "gold": 0},
-         "The 'pool_size' parameter of noise_floor must be an int >= 1 for every query."
-         " Got 0 at index 1 instead."),
-        ({"pool_size": 5, "gold": -1},
-         "The 'gold' parameter of noise_floor must be an int >= 0. Got -1 instead."),
-        ({"pool_size": 5, "gold": 2.5},
-         "The 'gold' parameter of noise_floor must be an int >= 0. Got 2.5 instead."),
-        ({"pool_size": [5, float("nan")], "gold": 1},
-         "The 'pool_size' parameter of noise_floor must be an int >= 1 for every query."
-         " Got nan at index 1 instead."),
-        ({"pool_size": 5, "gold": True},
-         "The 'gold' parameter of noise_floor must be an int >= 0. Got True instead."),
-        ({"pool_size": "8", "gold": 1},
-         "The 'pool_size' parameter of noise_floor must be an int >= 1. Got '8' instead."),
-        ({"pool_size": 5, "gold": 6},
-         "The 'gold' parameter of noise_floor counts relevant items inside the pool, so it"
-         " must be <= pool_size. Got gold=6 > pool_size=5 instead."),
-        ({"pool_size": [5, 5], "gold": [1, 6]},
-         "The 'gold' parameter of noise_floor counts relevant items inside the pool, so it"
-         " must be <= pool_size. Got gold=6 > pool_size=5 at index 1 instead."),
-        ({"pool_size": 5, "gold": 3, "judged": 2},
-         "The 'judged' parameter of noise_floor counts every judged relevant item of the"
-         " query, so it must be >= gold. Got judged=2 < gold=3 instead."),
-        ({"pool_size": [5, 5, 5], "gold": [1, 2]},
-         "The per-query parameters of noise_floor must be scalars or sequences of one common"
-         " length (one value per query). Got lengths pool_size=3, gold=2 instead."),
-        ({"pool_size": [[5, 5]], "gold": 1},
-         "The 'pool_size' parameter of noise_floor must be a scalar or a 1-D sequence with one"
-         " value per query. Got an array of shape (1, 2) instead."),
+        (
+            {"pool_size": 0, "gold": 0},
+            "The 'pool_size' parameter of noise_floor must be an int >= 1. Got 0 instead.",
+        ),
+        (
+            {"pool_size": [5, 0], "gold": 0},
+            "The 'pool_size' parameter of noise_floor must be an int >= 1 for every query."
+            " Got 0 at index 1 instead.",
+        ),
+        (
+            {"pool_size": 5, "gold": -1},
+            "The 'gold' parameter of noise_floor must be an int >= 0. Got -1 instead.",
+        ),
+        (
+            {"pool_size": 5, "gold": 2.5},
+            "The 'gold' parameter of noise_floor must be an int >= 0. Got 2.5 instead.",
+        ),
+        (
+            {"pool_size": [5, float("nan")], "gold": 1},
+            "The 'pool_size' parameter of noise_floor must be an int >= 1 for every query."
+            " Got nan at index 1 instead.",
+        ),
+        (
+            {"pool_size": 5, "gold": True},
+            "The 'gold' parameter of noise_floor must be an int >= 0. Got True instead.",
+        ),
+        (
+            {"pool_size": "8", "gold": 1},
+            "The 'pool_size' parameter of noise_floor must be an int >= 1. Got '8' instead.",
+        ),
+        (
+            {"pool_size": 5, "gold": 6},
+            "The 'gold' parameter of noise_floor counts relevant items inside the pool, so it"
+            " must be <= pool_size. Got gold=6 > pool_size=5 instead.",
+        ),
+        (
+            {"pool_size": [5, 5], "gold": [1, 6]},
+            "The 'gold' parameter of noise_floor counts relevant items inside the pool, so it"
+            " must be <= pool_size. Got gold=6 > pool_size=5 at index 1 instead.",
+        ),
+        (
+            {"pool_size": 5, "gold": 3, "judged": 2},
+            "The 'judged' parameter of noise_floor counts every judged relevant item of the"
+            " query, so it must be >= gold. Got judged=2 < gold=3 instead.",
+        ),
+        (
+            {"pool_size": [5, 5, 5], "gold": [1, 2]},
+            "The per-query parameters of noise_floor must be scalars or sequences of one common"
+            " length (one value per query). Got lengths pool_size=3, gold=2 instead.",
+        ),
+        (
+            {"pool_size": [[5, 5]], "gold": 1},
+            "The 'pool_size' parameter of noise_floor must be a scalar or a 1-D sequence with one"
+            " value per query. Got an array of shape (1, 2) instead.",
+        ),
     ],
 )
-def test_invalid_counts_are_rejected_with_exact_messages(kwargs: dict[str, object],
-                                                          message: str) -> None:
+def test_invalid_counts_are_rejected_with_exact_messages(
+    kwargs: dict[str, object], message: str
+) -> None:
     with pytest.raises(ParameterError, match=f"^{_escape(message)}$"):
         noise_floor("rr@10", **kwargs)  # type: ignore[arg-type]
 
@@ -539,38 +637,68 @@ def _escape(text: str) -> str:
 @pytest.mark.parametrize(
     ("metric", "kwargs", "message"),
     [
-        ("rr@10", {"gains": [[1]]},
-         "The 'gains' parameter of noise_floor applies only to ndcg and ndcg_exp; rr@10 counts"
-         " gold items. Got gains=[[1]] instead."),
-        ("ndcg@10", {"judged_gains": [[1]]},
-         "The 'judged_gains' parameter of noise_floor needs 'gains', the grades of the gold"
-         " items in the pool."),
-        ("ndcg@10", {"gains": [[2, 1]]},
-         "The 'gains' parameter of noise_floor must hold one grade per gold item in the pool."
-         " Got 2 grades for gold=1 at index 0 instead."),
-        ("ndcg@10", {"gains": [[0]]},
-         "The 'gains' parameter of noise_floor must hold the grades (ints >= 1) of judged"
-         " relevant items. Got 0.0 for the query at index 0 instead."),
-        ("ndcg@10", {"gains": [1.5]},
-         "The 'gains' parameter of noise_floor must hold the grades (ints >= 1) of judged"
-         " relevant items. Got 1.5 instead."),
-        ("ndcg@10", {"gains": 3},
-         "The 'gains' parameter of noise_floor must be a sequence with one list of grades per"
-         " query (or a single list used for every query). Got 3 instead."),
-        ("ndcg@10", {"gains": [[3]], "judged_gains": [[2, 1]]},
-         "The 'gains' parameter of noise_floor must list grades found among the query's"
-         " 'judged_gains' (the gold items in the pool are judged items). Got gains [3] and"
-         " judged_gains [1, 2] at index 0 instead."),
-        ("ndcg@10", {"gains": [[3]], "judged": 2},
-         "With graded 'gains', noise_floor needs the grades of the judged items outside the"
-         " pool: pass 'judged_gains' (every judged grade of the query) instead of 'judged'."
-         " Got judged=2 > gold=1 at index 0."),
-        ("ndcg@10", {"gains": [[3]], "judged_gains": [[3, 1]], "judged": 3},
-         "The 'judged' parameter of noise_floor must equal the number of judged_gains. Got"
-         " judged=3 and 2 judged_gains at index 0 instead."),
-        ("ndcg_exp@10", {"gains": [[101]]},
-         "The grades of ndcg_exp@10 must be <= 100 (its gain 2^grade − 1 must stay a finite"
-         " float)."),
+        (
+            "rr@10",
+            {"gains": [[1]]},
+            "The 'gains' parameter of noise_floor applies only to ndcg and ndcg_exp; rr@10 counts"
+            " gold items. Got gains=[[1]] instead.",
+        ),
+        (
+            "ndcg@10",
+            {"judged_gains": [[1]]},
+            "The 'judged_gains' parameter of noise_floor needs 'gains', the grades of the gold"
+            " items in the pool.",
+        ),
+        (
+            "ndcg@10",
+            {"gains": [[2, 1]]},
+            "The 'gains' parameter of noise_floor must hold one grade per gold item in the pool."
+            " Got 2 grades for gold=1 at index 0 instead.",
+        ),
+        (
+            "ndcg@10",
+            {"gains": [[0]]},
+            "The 'gains' parameter of noise_floor must hold the grades (ints >= 1) of judged"
+            " relevant items. Got 0.0 for the query at index 0 instead.",
+        ),
+        (
+            "ndcg@10",
+            {"gains": [1.5]},
+            "The 'gains' parameter of noise_floor must hold the grades (ints >= 1) of judged"
+            " relevant items. Got 1.5 instead.",
+        ),
+        (
+            "ndcg@10",
+            {"gains": 3},
+            "The 'gains' parameter of noise_floor must be a sequence with one list of grades per"
+            " query (or a single list used for every query). Got 3 instead.",
+        ),
+        (
+            "ndcg@10",
+            {"gains": [[3]], "judged_gains": [[2, 1]]},
+            "The 'gains' parameter of noise_floor must list grades found among the query's"
+            " 'judged_gains' (the gold items in the pool are judged items). Got gains [3] and"
+            " judged_gains [1, 2] at index 0 instead.",
+        ),
+        (
+            "ndcg@10",
+            {"gains": [[3]], "judged": 2},
+            "With graded 'gains', noise_floor needs the grades of the judged items outside the"
+            " pool: pass 'judged_gains' (every judged grade of the query) instead of 'judged'."
+            " Got judged=2 > gold=1 at index 0.",
+        ),
+        (
+            "ndcg@10",
+            {"gains": [[3]], "judged_gains": [[3, 1]], "judged": 3},
+            "The 'judged' parameter of noise_floor must equal the number of judged_gains. Got"
+            " judged=3 and 2 judged_gains at index 0 instead.",
+        ),
+        (
+            "ndcg_exp@10",
+            {"gains": [[101]]},
+            "The grades of ndcg_exp@10 must be <= 100 (its gain 2^grade − 1 must stay a finite"
+            " float).",
+        ),
     ],
 )
 def test_invalid_gains_are_rejected_with_exact_messages(
@@ -584,7 +712,10 @@ def test_messages_quote_at_most_80_characters_of_a_huge_argument() -> None:
     with pytest.raises(ParameterError) as caught:
         noise_floor("rr@10", 5, 1, gains=[[1]] * 1000)
     quoted = str(caught.value).split("Got gains=")[1]
-    assert quoted == "[[1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], ... instead."
+    assert (
+        quoted
+        == "[[1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], ... instead."
+    )
 
 
 def test_unknown_metric_is_a_parameter_error() -> None:
@@ -636,21 +767,26 @@ def test_round_trip_pool_size_to_floor_to_pool_size() -> None:
         floor = noise_floor(metric, n, g, judged=r)
         inferred = infer_pool_size(metric, floor.expected, g, judged=r)
         identifiable = np.array([_beyond_flat(metric, *shape) for shape in shapes])
-        np.testing.assert_allclose(inferred.estimate[identifiable], n[identifiable], rtol=1e-6,
-                                   err_msg=metric)
+        np.testing.assert_allclose(
+            inferred.estimate[identifiable], n[identifiable], rtol=1e-6, err_msg=metric
+        )
         assert not inferred.saturated[identifiable & (floor.expected < floor.ceiling)].any()
         # inside the flat region the floor is at its maximum: saturated, the largest such pool
         flat = ~identifiable
         assert inferred.saturated[flat].all(), metric
-        again = noise_floor(metric, np.round(inferred.estimate[flat]).astype(np.int64),
-                            g[flat], judged=r[flat])
+        again = noise_floor(
+            metric, np.round(inferred.estimate[flat]).astype(np.int64), g[flat], judged=r[flat]
+        )
         np.testing.assert_allclose(again.expected, floor.expected[flat], rtol=1e-12)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.sampled_from(["rr@10", "rr@1000", "rr", "hit@10", "p@10", "r@100", "rprec", "ap@10",
-                        "ap"]),
-       st.integers(1, 50), st.integers(1, 10**6), st.integers(0, 3))
+@given(
+    st.sampled_from(["rr@10", "rr@1000", "rr", "hit@10", "p@10", "r@100", "rprec", "ap@10", "ap"]),
+    st.integers(1, 50),
+    st.integers(1, 10**6),
+    st.integers(0, 3),
+)
 def test_round_trip_property(metric: str, g: int, extra: int, surplus: int) -> None:
     r = g + surplus
     n = g + extra
@@ -664,20 +800,38 @@ def test_round_trip_property(metric: str, g: int, extra: int, surplus: int) -> N
 def test_continuous_extension_is_decreasing_and_exact_at_integers() -> None:
     from evalvalidity.core.floors import _expected_continuous
 
-    for family, k in (("rr", 10), ("rr", None), ("rr", 3), ("hit", 10), ("ap", 10),
-                      ("ap", None), ("p", 10), ("r", 10), ("rprec", None)):
+    for family, k in (
+        ("rr", 10),
+        ("rr", None),
+        ("rr", 3),
+        ("hit", 10),
+        ("ap", 10),
+        ("ap", None),
+        ("p", 10),
+        ("r", 10),
+        ("rprec", None),
+    ):
         for g in (1, 2, 5, 20):
             x = np.linspace(g, g + 200, 8001)
             gs = np.full(len(x), g)
             values = _expected_continuous(family, k, x, gs, gs + 1)
             assert np.all(np.diff(values) <= 1e-15), (family, k, g)
             integers = np.arange(g, g + 201)
-            exact = noise_floor(family if k is None else f"{family}@{k}", integers, g,
-                                judged=g + 1).expected
+            exact = noise_floor(
+                family if k is None else f"{family}@{k}", integers, g, judged=g + 1
+            ).expected
             np.testing.assert_allclose(
-                _expected_continuous(family, k, integers.astype(float),
-                                     np.full(len(integers), g), np.full(len(integers), g + 1)),
-                exact, rtol=1e-13, err_msg=f"{family}@{k} G={g}")
+                _expected_continuous(
+                    family,
+                    k,
+                    integers.astype(float),
+                    np.full(len(integers), g),
+                    np.full(len(integers), g + 1),
+                ),
+                exact,
+                rtol=1e-13,
+                err_msg=f"{family}@{k} G={g}",
+            )
 
 
 def test_interval_inverts_the_ends_of_the_normal_interval() -> None:
@@ -691,16 +845,19 @@ def test_interval_inverts_the_ends_of_the_normal_interval() -> None:
     # the ends map back to measured ± z·se through the exact (continuous) floor
     from evalvalidity.core.floors import _expected_continuous
 
-    np.testing.assert_allclose(_expected_continuous("rr", 10, inferred.low, g, g),
-                               measured * (1 + 0.1 * z), rtol=1e-10)
-    np.testing.assert_allclose(_expected_continuous("rr", 10, inferred.high, g, g),
-                               measured * (1 - 0.1 * z), rtol=1e-10)
+    np.testing.assert_allclose(
+        _expected_continuous("rr", 10, inferred.low, g, g), measured * (1 + 0.1 * z), rtol=1e-10
+    )
+    np.testing.assert_allclose(
+        _expected_continuous("rr", 10, inferred.high, g, g), measured * (1 - 0.1 * z), rtol=1e-10
+    )
     assert inferred.confidence == 0.9
 
 
 def test_degenerate_measurements_follow_the_documented_conventions() -> None:
-    inferred = infer_pool_size("rr@10", [0.0, -0.1, 1.0, 1.0, 0.5], [1, 1, 3, 5, 1],
-                               std_error=[0.0, 0.0, 0.1, 0.0, 0.6])
+    inferred = infer_pool_size(
+        "rr@10", [0.0, -0.1, 1.0, 1.0, 0.5], [1, 1, 3, 5, 1], std_error=[0.0, 0.0, 0.1, 0.0, 0.6]
+    )
     assert isinstance(inferred, InferredPoolSize)
     assert inferred.estimate[0] == np.inf and inferred.estimate[1] == np.inf
     assert inferred.saturated.tolist() == [False, False, True, True, False]
@@ -768,37 +925,57 @@ def test_write_up_example_exact_inversion_differs_from_the_approximation() -> No
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: infer_pool_size("ndcg@10", 0.1, 1),
-         "infer_pool_size does not support ndcg@10: an nDCG floor depends on the grades of the"
-         " gold items, not only on how many there are. Use a binary metric (rr, hit, p, r,"
-         " rprec, ap)."),
-        (lambda: infer_pool_size("rr@10", 0.1, 0),
-         "The 'gold' parameter of infer_pool_size must be an int >= 1. Got 0 instead. (A query"
-         " with no gold item in the pool scores 0 whatever the pool size.)"),
-        (lambda: infer_pool_size("rr@10", 34.0, 1),
-         "The 'measured' parameter of infer_pool_size must be a finite number <= 1 (a metric"
-         " value, not a percentage). Got 34.0 instead."),
-        (lambda: infer_pool_size("rr@10", [0.1, float("nan")], 1),
-         "The 'measured' parameter of infer_pool_size must be a finite number <= 1 (a metric"
-         " value, not a percentage) for every query. Got nan at index 1 instead."),
-        (lambda: infer_pool_size("rr@10", 0.1, 1, std_error=-0.01),
-         "The 'std_error' parameter of infer_pool_size must be a finite number >= 0. Got -0.01"
-         " instead."),
-        (lambda: infer_pool_size("rr@10", 0.1, 1, confidence=1.5),
-         "The 'confidence' parameter of infer_pool_size must be a float in (0, 1). Got 1.5"
-         " instead."),
-        (lambda: infer_pool_size("ap", 0.1, 3, judged=2),
-         "The 'judged' parameter of infer_pool_size counts every judged relevant item of the"
-         " query, so it must be >= gold. Got judged=2 < gold=3 instead."),
-        (lambda: infer_pool_size("rr@10", [0.1, 0.2, 0.3], [1, 2]),
-         "The per-query parameters of infer_pool_size must be scalars or sequences of one"
-         " common length (one value per query). Got lengths measured=3, gold=2 instead."),
-        (lambda: infer_benchmark_pool_size("rr@10", [0.1, 0.2], [1, 2]),
-         "The 'measured_mean' parameter of infer_benchmark_pool_size must be one number, the"
-         " benchmark's mean. Got an array of shape (2,) instead."),
-        (lambda: infer_benchmark_pool_size("rr@10", 0.1, [0, 0]),
-         "infer_benchmark_pool_size needs at least one query with gold >= 1: every query has"
-         " gold = 0, and such a query scores 0 whatever the pool size."),
+        (
+            lambda: infer_pool_size("ndcg@10", 0.1, 1),
+            "infer_pool_size does not support ndcg@10: an nDCG floor depends on the grades of the"
+            " gold items, not only on how many there are. Use a binary metric (rr, hit, p, r,"
+            " rprec, ap).",
+        ),
+        (
+            lambda: infer_pool_size("rr@10", 0.1, 0),
+            "The 'gold' parameter of infer_pool_size must be an int >= 1. Got 0 instead. (A query"
+            " with no gold item in the pool scores 0 whatever the pool size.)",
+        ),
+        (
+            lambda: infer_pool_size("rr@10", 34.0, 1),
+            "The 'measured' parameter of infer_pool_size must be a finite number <= 1 (a metric"
+            " value, not a percentage). Got 34.0 instead.",
+        ),
+        (
+            lambda: infer_pool_size("rr@10", [0.1, float("nan")], 1),
+            "The 'measured' parameter of infer_pool_size must be a finite number <= 1 (a metric"
+            " value, not a percentage) for every query. Got nan at index 1 instead.",
+        ),
+        (
+            lambda: infer_pool_size("rr@10", 0.1, 1, std_error=-0.01),
+            "The 'std_error' parameter of infer_pool_size must be a finite number >= 0. Got -0.01"
+            " instead.",
+        ),
+        (
+            lambda: infer_pool_size("rr@10", 0.1, 1, confidence=1.5),
+            "The 'confidence' parameter of infer_pool_size must be a float in (0, 1). Got 1.5"
+            " instead.",
+        ),
+        (
+            lambda: infer_pool_size("ap", 0.1, 3, judged=2),
+            "The 'judged' parameter of infer_pool_size counts every judged relevant item of the"
+            " query, so it must be >= gold. Got judged=2 < gold=3 instead.",
+        ),
+        (
+            lambda: infer_pool_size("rr@10", [0.1, 0.2, 0.3], [1, 2]),
+            "The per-query parameters of infer_pool_size must be scalars or sequences of one"
+            " common length (one value per query). Got lengths measured=3, gold=2 instead.",
+        ),
+        (
+            lambda: infer_benchmark_pool_size("rr@10", [0.1, 0.2], [1, 2]),
+            "The 'measured_mean' parameter of infer_benchmark_pool_size must be one number, the"
+            " benchmark's mean. Got an array of shape (2,) instead.",
+        ),
+        (
+            lambda: infer_benchmark_pool_size("rr@10", 0.1, [0, 0]),
+            "infer_benchmark_pool_size needs at least one query with gold >= 1: every query has"
+            " gold = 0, and such a query scores 0 whatever the pool size.",
+        ),
     ],
 )
 def test_inversion_errors_have_exact_messages(call: Callable[[], object], message: str) -> None:
@@ -818,14 +995,28 @@ def test_floors_imports_only_numpy_scipy_and_the_core() -> None:
         if isinstance(node, ast.Import):
             imported |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
-            imported.add(node.module if node.module.startswith("evalvalidity")
-                         else node.module.split(".")[0])
-    assert imported <= {"__future__", "functools", "itertools", "warnings", "collections",
-                        "dataclasses", "typing", "numpy", "scipy", "evalvalidity.errors",
-                        "evalvalidity.core.metrics"}, imported
-    code = ("import sys, evalvalidity.core.floors; "
-            "print(sorted(m for m in ('pandas', 'pyarrow', 'duckdb', 'streamlit', 'altair')"
-            " if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True)
+            imported.add(
+                node.module if node.module.startswith("evalvalidity") else node.module.split(".")[0]
+            )
+    assert imported <= {
+        "__future__",
+        "functools",
+        "itertools",
+        "warnings",
+        "collections",
+        "dataclasses",
+        "typing",
+        "numpy",
+        "scipy",
+        "evalvalidity.errors",
+        "evalvalidity.core.metrics",
+    }, imported
+    code = (
+        "import sys, evalvalidity.core.floors; "
+        "print(sorted(m for m in ('pandas', 'pyarrow', 'duckdb', 'streamlit', 'altair')"
+        " if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == "[]"

@@ -52,8 +52,10 @@ SEEDS: dict[tuple[str, str], bytes] = {
     ("run", "csv"): b"qid,docid,rank,score\nq1,d1,1,2.5\nq1,d2,2,1.5\nq2,d1,1,0.5\n",
     ("run", "tsv"): b"query_id\tdoc_id\tscore\nq1\td1\t2.5\nq1\td2\t1.5\n",
     ("run", "jsonl"): _jsonl(
-        [{"qid": "q1", "docid": "d1", "score": 2.5, "rank": 1},
-         {"qid": "q1", "docid": "d2", "score": 1.5, "rank": 2}]
+        [
+            {"qid": "q1", "docid": "d1", "score": 2.5, "rank": 1},
+            {"qid": "q1", "docid": "d2", "score": 1.5, "rank": 2},
+        ]
     ),
     ("run", "json"): b'{"q1": {"d1": 2.5, "d2": 1.5}, "q2": {"d1": 0.5}}',
     ("run", "parquet"): _parquet(
@@ -92,11 +94,45 @@ SEEDS: dict[tuple[str, str], bytes] = {
 }
 
 TOKENS = [
-    b",", b"\t", b" ", b'"', b"\n", b"\r", b"\r\n", b"{", b"}", b"[", b"]", b":", b"\\",
-    b"nan", b"NaN", b"inf", b"-Infinity", b"1e309", b"-0", b"0x10", b"1_000", b"9" * 5000,
-    b"\xef\xbb\xbf", b"\xff", b"\xc3", b"\xed\xa0\x80", b"all", b"Q0", b'"\\u0000"', b"null",
-    b"true", b'{"qid": {"d": 1}}', b"'; DROP TABLE t; --", b"<script>alert(1)</script>",
-    b"{bad}", b"{0!r:>{1}}", b"%s%n", b"PAR1", b"\x1f\x8b",
+    b",",
+    b"\t",
+    b" ",
+    b'"',
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b":",
+    b"\\",
+    b"nan",
+    b"NaN",
+    b"inf",
+    b"-Infinity",
+    b"1e309",
+    b"-0",
+    b"0x10",
+    b"1_000",
+    b"9" * 5000,
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xc3",
+    b"\xed\xa0\x80",
+    b"all",
+    b"Q0",
+    b'"\\u0000"',
+    b"null",
+    b"true",
+    b'{"qid": {"d": 1}}',
+    b"'; DROP TABLE t; --",
+    b"<script>alert(1)</script>",
+    b"{bad}",
+    b"{0!r:>{1}}",
+    b"%s%n",
+    b"PAR1",
+    b"\x1f\x8b",
 ]
 CONTROL = [bytes([c]) for c in (*range(32), 127)]
 
@@ -119,14 +155,26 @@ mutation = st.one_of(
     st.tuples(st.just("insert"), position, st.sampled_from(CONTROL)),
     st.tuples(st.just("insert"), position, st.binary(min_size=1, max_size=48)),
     st.tuples(st.just("insert"), position, st.sampled_from(TOKENS)),
-    st.tuples(st.just("huge"), position, st.sampled_from([b"x", b"9", b" ", b","]),
-              st.sampled_from([600, 5000, 70_000, (1 << 20) + 10])),
-    st.tuples(st.just("nest"), position, st.sampled_from([b"[", b'{"a":', b"{"]),
-              st.sampled_from([5, 70, 1500, 100_000])),
+    st.tuples(
+        st.just("huge"),
+        position,
+        st.sampled_from([b"x", b"9", b" ", b","]),
+        st.sampled_from([600, 5000, 70_000, (1 << 20) + 10]),
+    ),
+    st.tuples(
+        st.just("nest"),
+        position,
+        st.sampled_from([b"[", b'{"a":', b"{"]),
+        st.sampled_from([5, 70, 1500, 100_000]),
+    ),
     st.tuples(st.just("repeat"), position, st.floats(0, 0.5), st.integers(2, 50)),
     st.tuples(st.just("delete"), position, st.floats(0, 0.5)),
-    st.tuples(st.just("swap"), st.sampled_from([b",", b"\t", b" ", b"\n"]),
-              st.sampled_from([b",", b"\t", b" ", b";", b"\r", b"  "]), st.integers(1, 3)),
+    st.tuples(
+        st.just("swap"),
+        st.sampled_from([b",", b"\t", b" ", b"\n"]),
+        st.sampled_from([b",", b"\t", b" ", b";", b"\r", b"  "]),
+        st.integers(1, 3),
+    ),
 )
 
 
@@ -146,7 +194,7 @@ def mutate(data: bytes, ops: list[tuple]) -> bytes:
             i = min(_at(out, op[1]), len(out) - 1)
             out[i] ^= 1 << op[2]
         elif name == "truncate":
-            del out[_at(out, op[1]):]
+            del out[_at(out, op[1]) :]
         elif name == "insert":
             i = _at(out, op[1])
             out[i:i] = op[2]
@@ -190,15 +238,24 @@ def mutated_files(draw: st.DrawFn) -> tuple[bytes, str | None, str | None, bool,
     else:
         data = mutate(gzip.compress(mutate(data, ops[:1]), mtime=0), ops[1:])
     kind = draw(st.one_of(st.none(), st.just(seed_kind), st.sampled_from(KINDS)))
-    fmt = draw(st.one_of(st.none(), st.none(), st.just(seed_format),
-                         st.sampled_from(["trec", "trec_eval", "csv", "tsv", "jsonl", "json",
-                                          "parquet"])))
+    fmt = draw(
+        st.one_of(
+            st.none(),
+            st.none(),
+            st.just(seed_format),
+            st.sampled_from(["trec", "trec_eval", "csv", "tsv", "jsonl", "json", "parquet"]),
+        )
+    )
     return data, kind, fmt, draw(st.booleans()), draw(st.sampled_from([None, None, TIGHT]))
 
 
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
-    st.text(max_size=12), st.sampled_from(["", "all", "\x00", "\u2028", "'; --", "{x}"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+    st.text(max_size=12),
+    st.sampled_from(["", "all", "\x00", "\u2028", "'; --", "{x}"]),
 )
 json_values = st.recursive(
     json_scalars,
@@ -209,8 +266,22 @@ json_values = st.recursive(
     max_leaves=25,
 )
 record_keys = st.sampled_from(
-    ["qid", "query_id", "docid", "doc_id", "score", "rank", "rel", "pool_size", "chunk_id",
-     "corpus_size", "seed", "measure", "value", "x"]
+    [
+        "qid",
+        "query_id",
+        "docid",
+        "doc_id",
+        "score",
+        "rank",
+        "rel",
+        "pool_size",
+        "chunk_id",
+        "corpus_size",
+        "seed",
+        "measure",
+        "value",
+        "x",
+    ]
 )
 
 
@@ -218,15 +289,28 @@ record_keys = st.sampled_from(
 def json_files(draw: st.DrawFn) -> tuple[bytes, str | None, str | None, bool, Limits | None]:
     """JSON of any shape: a document {qid: {docid: value}} or JSON Lines records."""
     if draw(st.booleans()):
-        document = draw(st.dictionaries(st.text(max_size=6), st.one_of(
-            st.dictionaries(st.text(max_size=6), json_values, max_size=5), json_values),
-            min_size=1, max_size=5))
+        document = draw(
+            st.dictionaries(
+                st.text(max_size=6),
+                st.one_of(
+                    st.dictionaries(st.text(max_size=6), json_values, max_size=5), json_values
+                ),
+                min_size=1,
+                max_size=5,
+            )
+        )
         text = json.dumps(document)  # NaN and Infinity as JavaScript spells them
         fmt = draw(st.sampled_from([None, "json"]))
     else:
-        records = draw(st.lists(st.one_of(
-            st.dictionaries(record_keys, json_values, min_size=1, max_size=5), json_values),
-            min_size=1, max_size=6))
+        records = draw(
+            st.lists(
+                st.one_of(
+                    st.dictionaries(record_keys, json_values, min_size=1, max_size=5), json_values
+                ),
+                min_size=1,
+                max_size=6,
+            )
+        )
         text = "\n".join(json.dumps(r) for r in records)
         fmt = draw(st.sampled_from([None, "jsonl"]))
     kind = draw(st.one_of(st.none(), st.sampled_from(KINDS)))
@@ -234,13 +318,40 @@ def json_files(draw: st.DrawFn) -> tuple[bytes, str | None, str | None, bool, Li
 
 
 ARROW_TYPES = [
-    pa.int8(), pa.uint64(), pa.int64(), pa.float32(), pa.float64(), pa.string(),
-    pa.large_string(), pa.binary(), pa.bool_(), pa.decimal128(20, 3), pa.decimal256(50, 2),
-    pa.timestamp("ms"), pa.null(), pa.list_(pa.int64()), pa.struct([("a", pa.int64())]),
+    pa.int8(),
+    pa.uint64(),
+    pa.int64(),
+    pa.float32(),
+    pa.float64(),
+    pa.string(),
+    pa.large_string(),
+    pa.binary(),
+    pa.bool_(),
+    pa.decimal128(20, 3),
+    pa.decimal256(50, 2),
+    pa.timestamp("ms"),
+    pa.null(),
+    pa.list_(pa.int64()),
+    pa.struct([("a", pa.int64())]),
     pa.dictionary(pa.int32(), pa.string()),
 ]
-COLUMN_NAMES = ["qid", "docid", "score", "rank", "rel", "pool_size", "chunk_id", "doc_id",
-                "corpus_size", "value", "seed", "measure", "query-id", "corpus-id", "x"]
+COLUMN_NAMES = [
+    "qid",
+    "docid",
+    "score",
+    "rank",
+    "rel",
+    "pool_size",
+    "chunk_id",
+    "doc_id",
+    "corpus_size",
+    "value",
+    "seed",
+    "measure",
+    "query-id",
+    "corpus-id",
+    "x",
+]
 
 
 def _column(arrow_type: pa.DataType, values: list[object]) -> pa.Array:
@@ -249,11 +360,16 @@ def _column(arrow_type: pa.DataType, values: list[object]) -> pa.Array:
         return pa.nulls(n)
     if pa.types.is_integer(arrow_type):
         bits = arrow_type.bit_width
-        lo, hi = (0, 2**bits - 1) if pa.types.is_unsigned_integer(arrow_type) else (
-            -(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        lo, hi = (
+            (0, 2**bits - 1)
+            if pa.types.is_unsigned_integer(arrow_type)
+            else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        )
         return pa.array(
-            [None if v is None else lo + zlib.crc32(str(v).encode()) % (hi - lo + 1)
-             for v in values],
+            [
+                None if v is None else lo + zlib.crc32(str(v).encode()) % (hi - lo + 1)
+                for v in values
+            ],
             arrow_type,
         )
     if pa.types.is_floating(arrow_type):
@@ -263,20 +379,24 @@ def _column(arrow_type: pa.DataType, values: list[object]) -> pa.Array:
 
         return pa.array([None if v is None else Decimal(len(str(v))) for v in values], arrow_type)
     if pa.types.is_binary(arrow_type):
-        return pa.array([None if v is None else str(v).encode() + b"\xff" * (len(str(v)) % 2)
-                         for v in values], arrow_type)
+        return pa.array(
+            [None if v is None else str(v).encode() + b"\xff" * (len(str(v)) % 2) for v in values],
+            arrow_type,
+        )
     if pa.types.is_boolean(arrow_type):
         return pa.array([None if v is None else bool(len(str(v)) % 2) for v in values])
     if pa.types.is_timestamp(arrow_type):
         return pa.array([None if v is None else len(str(v)) for v in values], pa.int64()).cast(
-            arrow_type)
+            arrow_type
+        )
     if pa.types.is_list(arrow_type):
         return pa.array([None if v is None else [len(str(v))] for v in values], arrow_type)
     if pa.types.is_struct(arrow_type):
         return pa.array([None if v is None else {"a": len(str(v))} for v in values], arrow_type)
     if pa.types.is_dictionary(arrow_type):
-        return pa.array([None if v is None else str(v) for v in values],
-                        pa.string()).dictionary_encode()
+        return pa.array(
+            [None if v is None else str(v) for v in values], pa.string()
+        ).dictionary_encode()
     return pa.array([None if v is None else str(v) for v in values], arrow_type)
 
 
@@ -287,8 +407,10 @@ def parquet_files(draw: st.DrawFn) -> tuple[bytes, str | None, str | None, bool,
     names = draw(st.lists(st.sampled_from(COLUMN_NAMES), min_size=1, max_size=5))
     values = st.one_of(st.none(), st.floats(), st.text(max_size=6), st.integers(-5, 5))
     arrays = [
-        _column(draw(st.sampled_from(ARROW_TYPES)), draw(st.lists(values, min_size=n_rows,
-                                                                   max_size=n_rows)))
+        _column(
+            draw(st.sampled_from(ARROW_TYPES)),
+            draw(st.lists(values, min_size=n_rows, max_size=n_rows)),
+        )
         for _ in names
     ]
     sink = io.BytesIO()
@@ -301,8 +423,11 @@ def parquet_files(draw: st.DrawFn) -> tuple[bytes, str | None, str | None, bool,
 
 
 any_bytes = st.tuples(
-    st.binary(max_size=400), st.one_of(st.none(), st.sampled_from(KINDS)),
-    st.none(), st.booleans(), st.none(),
+    st.binary(max_size=400),
+    st.one_of(st.none(), st.sampled_from(KINDS)),
+    st.none(),
+    st.booleans(),
+    st.none(),
 )
 
 _REQUIRED = {"line", "rank", "seed", "measure"}
@@ -312,11 +437,18 @@ def check_read(case: tuple[bytes, str | None, str | None, bool, Limits | None]) 
     """The property: a conforming table with valid values, or an EvalValidityError."""
     data, kind, fmt, drop, limits = case
     try:
-        result = read(data, kind=kind, format=fmt, display_name="fuzz.input", drop_bad_rows=drop,
-                      limits=limits)
+        result = read(
+            data,
+            kind=kind,
+            format=fmt,
+            display_name="fuzz.input",
+            drop_bad_rows=drop,
+            limits=limits,
+        )
     except EvalValidityError as exc:
-        assert str(exc).startswith("fuzz.input") or "parameter" in str(exc) or "Unknown" in str(
-            exc), str(exc)
+        assert (
+            str(exc).startswith("fuzz.input") or "parameter" in str(exc) or "Unknown" in str(exc)
+        ), str(exc)
         return type(exc).__name__
     table = result.table
     assert table.schema == SCHEMAS[result.kind]
@@ -342,8 +474,11 @@ def check_read(case: tuple[bytes, str | None, str | None, bool, Limits | None]) 
 COMMON = dict(
     deadline=None,
     database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.large_base_example],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+    ],
 )
 
 
@@ -368,6 +503,7 @@ test_read_mutated_files = _read_test(mutated_files(), 120, True)
 test_read_any_json = _read_test(json_files(), 40, True)
 test_read_any_parquet = _read_test(parquet_files(), 30, True)
 test_read_random_bytes = _read_test(any_bytes, 30, True)
+
 
 def _slow(test):  # type: ignore[no-untyped-def]
     return pytest.mark.slow(test)  # deselected by default: run with -m slow
@@ -396,14 +532,21 @@ def workspace(tmp_path_factory):
     return ws
 
 
-def check_add(ws: Workspace, case: tuple[bytes, str | None, str | None, bool, Limits | None]
-              ) -> None:
+def check_add(
+    ws: Workspace, case: tuple[bytes, str | None, str | None, bool, Limits | None]
+) -> None:
     """A failing add leaves every byte as it was; a successful one is undone by delete."""
     data, kind, fmt, drop, limits = case
     before = tree(ws.path)
     try:
-        info = ws.add(data, kind=kind, format=fmt, drop_bad_rows=drop, limits=limits,
-                      display_name="fuzz.input")
+        info = ws.add(
+            data,
+            kind=kind,
+            format=fmt,
+            drop_bad_rows=drop,
+            limits=limits,
+            display_name="fuzz.input",
+        )
     except EvalValidityError:
         assert tree(ws.path) == before
         return
@@ -429,40 +572,86 @@ test_workspace_add_mutated_files_slow = _slow(_add_test(600, False))
 QRELS_700K = b"".join(b"q%d 0 d%d 1\n" % (i, i) for i in range(40000))
 FOUND = [
     # RecursionError from json.loads while detecting the format
-    (b"[" * 5000, None, None, "fuzz.input: the JSON is nested more than 64 levels deep, the limit"
-     " (Limits.max_json_depth)"),
+    (
+        b"[" * 5000,
+        None,
+        None,
+        "fuzz.input: the JSON is nested more than 64 levels deep, the limit"
+        " (Limits.max_json_depth)",
+    ),
     (b'{"a":' * 3000, None, "jsonl", "fuzz.input:1: expected a JSON object on each line (JSONL)"),
     # RecursionError from json.loads on a JSON Lines record
-    (b'{"qid": "q1", "docid": "d1", "score": 1.0}\n{"qid": ' + b"[" * 3000 + b"\n", "run", None,
-     "fuzz.input:2: the JSON is nested more than 64 levels deep, the limit"
-     " (Limits.max_json_depth)"),
+    (
+        b'{"qid": "q1", "docid": "d1", "score": 1.0}\n{"qid": ' + b"[" * 3000 + b"\n",
+        "run",
+        None,
+        "fuzz.input:2: the JSON is nested more than 64 levels deep, the limit"
+        " (Limits.max_json_depth)",
+    ),
     # OSError from zlib past the first 256 KiB (detection reads those): a bad checksum, a
     # truncated stream, bytes after the end
-    (gzip.compress(QRELS_700K, mtime=0)[:-8] + b"\0" * 8, None, None,
-     "fuzz.input: the file is not valid gzip (zlib inflate failed: incorrect data check)"),
-    (gzip.compress(QRELS_700K, mtime=0)[:-20], None, None,
-     "fuzz.input: the file is not valid gzip (Truncated compressed stream)"),
-    (gzip.compress(QRELS_700K, mtime=0) + b"garbage", None, None,
-     "fuzz.input: the file is not valid gzip (zlib inflate failed: incorrect header check)"),
+    (
+        gzip.compress(QRELS_700K, mtime=0)[:-8] + b"\0" * 8,
+        None,
+        None,
+        "fuzz.input: the file is not valid gzip (zlib inflate failed: incorrect data check)",
+    ),
+    (
+        gzip.compress(QRELS_700K, mtime=0)[:-20],
+        None,
+        None,
+        "fuzz.input: the file is not valid gzip (Truncated compressed stream)",
+    ),
+    (
+        gzip.compress(QRELS_700K, mtime=0) + b"garbage",
+        None,
+        None,
+        "fuzz.input: the file is not valid gzip (zlib inflate failed: incorrect header check)",
+    ),
     # ... and in the first 256 KiB, from Python's gzip
-    (gzip.compress(b"q1 0 d1 1\n", mtime=0)[:-8] + b"\0" * 8, None, None,
-     "fuzz.input: the file is not valid gzip (CRC check failed 0x0 != 0xaf127676)"),
+    (
+        gzip.compress(b"q1 0 d1 1\n", mtime=0)[:-8] + b"\0" * 8,
+        None,
+        None,
+        "fuzz.input: the file is not valid gzip (CRC check failed 0x0 != 0xaf127676)",
+    ),
     # ValueError from str.format: braces in a header are text
-    (b"qid,docid,rank{x},score\nq1,d1,1,2.5\nq1,d2\n", "run", None,
-     "fuzz.input:3: expected 4 fields (qid docid rank{x} score), got 2"),
+    (
+        b"qid,docid,rank{x},score\nq1,d1,1,2.5\nq1,d2\n",
+        "run",
+        None,
+        "fuzz.input:3: expected 4 fields (qid docid rank{x} score), got 2",
+    ),
     # TypeError: a JSON array taken for a {qid: {docid: value}} object
-    (b'[["q1", [["d1", 1.5]]]]', "run", "json",
-     "fuzz.input: expected a JSON object {qid: {docid: value}} at the top level"),
-    (b'{"q1": [["d1", 1.5]]}', "run", "json",
-     "fuzz.input: expected {qid: {docid: value}}; the value of query 'q1' is not an object"),
+    (
+        b'[["q1", [["d1", 1.5]]]]',
+        "run",
+        "json",
+        "fuzz.input: expected a JSON object {qid: {docid: value}} at the top level",
+    ),
+    (
+        b'{"q1": [["d1", 1.5]]}',
+        "run",
+        "json",
+        "fuzz.input: expected {qid: {docid: value}}; the value of query 'q1' is not an object",
+    ),
     # ValueError: an integer of more than 4300 digits
-    (b'{"q1": {"d1": ' + b"9" * 5000 + b"}}", "qrels", "json",
-     "fuzz.input: invalid JSON (Exceeds the limit (4300 digits) for integer string conversion:"
-     " value has 5000 digits; use sys.set_int_max_str_digits() to increase the limit)"),
-    (b'{"qid": "q1", "docid": "d1", "rel": 1}\n{"qid": "q1", "docid": "d2", "rel": '
-     + b"9" * 5000 + b"}\n", "qrels", "jsonl",
-     "fuzz.input:2: invalid JSON (Exceeds the limit (4300 digits) for integer string conversion:"
-     " value has 5000 digits; use sys.set_int_max_str_digits() to increase the limit)"),
+    (
+        b'{"q1": {"d1": ' + b"9" * 5000 + b"}}",
+        "qrels",
+        "json",
+        "fuzz.input: invalid JSON (Exceeds the limit (4300 digits) for integer string conversion:"
+        " value has 5000 digits; use sys.set_int_max_str_digits() to increase the limit)",
+    ),
+    (
+        b'{"qid": "q1", "docid": "d1", "rel": 1}\n{"qid": "q1", "docid": "d2", "rel": '
+        + b"9" * 5000
+        + b"}\n",
+        "qrels",
+        "jsonl",
+        "fuzz.input:2: invalid JSON (Exceeds the limit (4300 digits) for integer string conversion:"
+        " value has 5000 digits; use sys.set_int_max_str_digits() to increase the limit)",
+    ),
 ]
 
 
@@ -496,8 +685,10 @@ def test_uint64_above_int64_is_rejected_not_kept_as_null():
 @pytest.mark.parametrize(
     ("columns", "message"),
     [
-        ({"qid": pa.array([[1]]), "pool_size": [3]},
-         "fuzz.input: the column 'qid' holds list<element: int64> values; expected text or numbers"),
+        (
+            {"qid": pa.array([[1]]), "pool_size": [3]},
+            "fuzz.input: the column 'qid' holds list<element: int64> values; expected text or numbers",
+        ),
         ({"qid": ["q"], "docid": ["d"], "score": pa.array([1], pa.decimal256(40, 1))}, None),
     ],
 )
@@ -532,7 +723,8 @@ def test_unit_separator_in_a_quoted_csv_field_is_kept_on_the_exact_path():
 
 
 @pytest.mark.parametrize(
-    "data", [b"\nq1 d1\nq1 d2\n", b"q1 d1\n\nq1 d2\n", b"q1 d1\r\rq1 d2\r", b"q1 d1\r\n\r\nq1 d2\r\n"]
+    "data",
+    [b"\nq1 d1\nq1 d2\n", b"q1 d1\n\nq1 d2\n", b"q1 d1\r\rq1 d2\r", b"q1 d1\r\n\r\nq1 d2\r\n"],
 )
 def test_a_blank_line_is_not_a_row_of_empty_ids(data):
     # The fast path read a blank line of a two-text-column file as the row ('', '')

@@ -26,20 +26,26 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "writeup"
 def pool8():
     folder = DATA / "pool8"
     return check_benchmark(
-        read(folder / "model.trec").table, read(folder / "qrels.txt").table,
+        read(folder / "model.trec").table,
+        read(folder / "qrels.txt").table,
         pool=PoolSpec(pools=read(folder / "pools.tsv", kind="pools").table),
-        noise_run=read(folder / "noise.trec").table, run_name="model")
+        noise_run=read(folder / "noise.trec").table,
+        run_name="model",
+    )
 
 
 @pytest.fixture(scope="module")
 def hostile():
     """Query ids and a run name that are HTML."""
-    qrels = pa.table({"qid": ["<script>alert(1)</script>", "q&2"], "docid": ["a", "b"],
-                      "rel": [1, 1]})
-    run = pa.table({"qid": ["<script>alert(1)</script>", "q&2"], "docid": ["a", "c"],
-                    "score": [1.0, 1.0]})
-    return check_benchmark(run, qrels, pool=PoolSpec(corpus_size=3), seeds=4,
-                           run_name="<img src=x onerror=alert(1)>")
+    qrels = pa.table(
+        {"qid": ["<script>alert(1)</script>", "q&2"], "docid": ["a", "b"], "rel": [1, 1]}
+    )
+    run = pa.table(
+        {"qid": ["<script>alert(1)</script>", "q&2"], "docid": ["a", "c"], "score": [1.0, 1.0]}
+    )
+    return check_benchmark(
+        run, qrels, pool=PoolSpec(corpus_size=3), seeds=4, run_name="<img src=x onerror=alert(1)>"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +92,9 @@ def test_render_html_escapes_everything_from_the_data(hostile):
 
 
 def test_render_html_refuses_an_empty_title(pool8):
-    with pytest.raises(ParameterError, match="'title' parameter of render_html must be a "
-                       "non-empty string"):
+    with pytest.raises(
+        ParameterError, match="'title' parameter of render_html must be a non-empty string"
+    ):
         html_report.render_html(pool8, title="  ")
 
 
@@ -103,7 +110,8 @@ def test_write_report_writes_every_file(pool8, written):
 def test_write_report_json_and_markdown_are_the_report_layers(pool8, written):
     out, _ = written
     assert json.loads((out / "check.json").read_text(encoding="utf-8")) == json.loads(
-        report.to_json(pool8))
+        report.to_json(pool8)
+    )
     assert (out / "summary.md").read_text(encoding="utf-8") == report.to_markdown(pool8)
 
 
@@ -156,9 +164,23 @@ def test_chart_png_scales_the_image():
 def test_report_command_writes_the_report(tmp_path, capsys):
     folder = DATA / "pool8"
     out = tmp_path / "out"
-    code = main(["report", "--run", str(folder / "model.trec"), "--qrels",
-                 str(folder / "qrels.txt"), "--noise-run", str(folder / "noise.trec"),
-                 "--pools", str(folder / "pools.tsv"), "--out", str(out), "--title", "P8"])
+    code = main(
+        [
+            "report",
+            "--run",
+            str(folder / "model.trec"),
+            "--qrels",
+            str(folder / "qrels.txt"),
+            "--noise-run",
+            str(folder / "noise.trec"),
+            "--pools",
+            str(folder / "pools.tsv"),
+            "--out",
+            str(out),
+            "--title",
+            "P8",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0
     assert captured.out.splitlines()[0] == str(out / "report.html")
@@ -171,8 +193,19 @@ def test_report_command_writes_the_report(tmp_path, capsys):
 def test_report_command_reports_bad_input_with_exit_code_2(tmp_path, capsys):
     bad = tmp_path / "run.trec"
     bad.write_text("q1 Q0 d1 1\n")
-    code = main(["report", "--run", str(bad), "--qrels", str(DATA / "toy" / "qrels.txt"),
-                 "--pool-size", "200", "--out", str(tmp_path / "out")])
+    code = main(
+        [
+            "report",
+            "--run",
+            str(bad),
+            "--qrels",
+            str(DATA / "toy" / "qrels.txt"),
+            "--pool-size",
+            "200",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 2
     assert "evalvalidity report: error:" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

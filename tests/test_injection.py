@@ -69,7 +69,9 @@ def ids_for(fmt: str) -> list[str]:
 
 def write_run(rows: list[tuple[str, str, float]], fmt: str) -> bytes:
     if fmt == "trec":
-        return "".join(f"{q} Q0 {d} {r} {s!r} tag\n" for r, (q, d, s) in enumerate(rows, 1)).encode()
+        return "".join(
+            f"{q} Q0 {d} {r} {s!r} tag\n" for r, (q, d, s) in enumerate(rows, 1)
+        ).encode()
     if fmt == "tsv":
         return ("qid\tdocid\tscore\n" + "".join(f"{q}\t{d}\t{s!r}\n" for q, d, s in rows)).encode()
     if fmt == "csv":
@@ -79,30 +81,49 @@ def write_run(rows: list[tuple[str, str, float]], fmt: str) -> bytes:
         writer.writerows((q, d, repr(s)) for q, d, s in rows)
         return out.getvalue().encode()
     if fmt == "jsonl":
-        return "".join(json.dumps({"qid": q, "docid": d, "score": s}) + "\n"
-                       for q, d, s in rows).encode()
+        return "".join(
+            json.dumps({"qid": q, "docid": d, "score": s}) + "\n" for q, d, s in rows
+        ).encode()
     if fmt == "json":
         document: dict[str, dict[str, float]] = {}
         for q, d, s in rows:
             document.setdefault(q, {})[d] = s
         return json.dumps(document).encode()
     sink = io.BytesIO()
-    pq.write_table(pa.table({"qid": [r[0] for r in rows], "docid": [r[1] for r in rows],
-                             "score": [r[2] for r in rows]}), sink)
+    pq.write_table(
+        pa.table(
+            {
+                "qid": [r[0] for r in rows],
+                "docid": [r[1] for r in rows],
+                "score": [r[2] for r in rows],
+            }
+        ),
+        sink,
+    )
     return sink.getvalue()
 
 
 def hostile_run(fmt: str) -> list[tuple[str, str, float]]:
     ids = ids_for(fmt)
-    return [(q, d, float(i * len(ids) + j) + 0.5)
-            for i, q in enumerate(ids) for j, d in enumerate(ids)]
+    return [
+        (q, d, float(i * len(ids) + j) + 0.5) for i, q in enumerate(ids) for j, d in enumerate(ids)
+    ]
 
 
 @pytest.mark.parametrize("gzipped", [False, True])
 @pytest.mark.parametrize(
     ("fmt", "fast"),
-    [("trec", True), ("trec", False), ("tsv", True), ("tsv", False), ("csv", True),
-     ("csv", False), ("jsonl", True), ("json", True), ("parquet", True)],
+    [
+        ("trec", True),
+        ("trec", False),
+        ("tsv", True),
+        ("tsv", False),
+        ("csv", True),
+        ("csv", False),
+        ("jsonl", True),
+        ("json", True),
+        ("parquet", True),
+    ],
 )
 def test_ids_round_trip_verbatim_through_every_format(fmt, fast, gzipped):
     rows = hostile_run(fmt)
@@ -114,9 +135,14 @@ def test_ids_round_trip_verbatim_through_every_format(fmt, fast, gzipped):
         result = read(data, kind="run", display_name=SQL + SCRIPT + PATH)
     finally:
         _text.FAST_PATH = True
-    got = sorted(zip(result.table.column("qid").to_pylist(),
-                     result.table.column("docid").to_pylist(),
-                     result.table.column("score").to_pylist(), strict=True))
+    got = sorted(
+        zip(
+            result.table.column("qid").to_pylist(),
+            result.table.column("docid").to_pylist(),
+            result.table.column("score").to_pylist(),
+            strict=True,
+        )
+    )
     assert got == sorted(rows)
     assert result.source_name == SQL + SCRIPT + PATH
 
@@ -124,10 +150,13 @@ def test_ids_round_trip_verbatim_through_every_format(fmt, fast, gzipped):
 def test_hostile_text_in_messages_is_shown_not_interpreted():
     # a header cell with format braces, a bad value with SQL: the messages quote them
     with pytest.raises(EvalValidityError) as info:
-        read(b"qid,docid,score,{0}{bad!r}\nq1,d1,'; DROP TABLE t; --,x\n", kind="run",
-             display_name=PATH)
+        read(
+            b"qid,docid,score,{0}{bad!r}\nq1,d1,'; DROP TABLE t; --,x\n",
+            kind="run",
+            display_name=PATH,
+        )
     assert str(info.value) == (
-        "../../etc/passwd:2: expected a numeric score, found \"'; DROP TABLE t; --\""
+        '../../etc/passwd:2: expected a numeric score, found "\'; DROP TABLE t; --"'
     )
 
 
@@ -138,8 +167,17 @@ def test_uploaded_names_never_become_paths_and_ids_come_back_verbatim(tmp_path):
     rows = hostile_run("jsonl")
     data = write_run(rows, "jsonl")
     outside = sorted(p.name for p in tmp_path.iterdir())
-    names = [PATH, "..\\..\\x.jsonl", SQL + ".jsonl", SCRIPT + ".jsonl", "nul\x00.jsonl",
-             LONG + ".jsonl", "/abs/olute/path.jsonl", "CON", "."]
+    names = [
+        PATH,
+        "..\\..\\x.jsonl",
+        SQL + ".jsonl",
+        SCRIPT + ".jsonl",
+        "nul\x00.jsonl",
+        LONG + ".jsonl",
+        "/abs/olute/path.jsonl",
+        "CON",
+        ".",
+    ]
     infos = [ws.add(data, display_name=name) for name in names]
     # every file is named by a random id; nothing was written outside the workspace
     assert all(re.fullmatch(r"[0-9a-f]{32}\.parquet", p.name) for p in (root / "data").iterdir())
@@ -150,9 +188,14 @@ def test_uploaded_names_never_become_paths_and_ids_come_back_verbatim(tmp_path):
         assert info.source_name == name  # provenance keeps the name verbatim
         assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9 ._+@=-]*", info.name), info.name
         dataset = ws.get(info.name)
-        got = sorted(zip(dataset.table.column("qid").to_pylist(),
-                         dataset.table.column("docid").to_pylist(),
-                         dataset.table.column("score").to_pylist(), strict=True))
+        got = sorted(
+            zip(
+                dataset.table.column("qid").to_pylist(),
+                dataset.table.column("docid").to_pylist(),
+                dataset.table.column("score").to_pylist(),
+                strict=True,
+            )
+        )
         assert got == sorted(rows)
     # the manifest survives a reload with every name as given
     assert [Workspace(root).info(i.name).source_name for i in infos] == names
@@ -177,19 +220,22 @@ def hostile_benchmark() -> tuple[pa.Table, pa.Table, pa.Table, PoolSpec]:
         pools.append((q, 8 if q in HOSTILE else 100))  # a pool of 8 < k = 10 is flagged
 
     def table(rows, last):
-        return pa.table({"qid": [r[0] for r in rows], "docid": [r[1] for r in rows],
-                         last: [r[2] for r in rows]})
+        return pa.table(
+            {"qid": [r[0] for r in rows], "docid": [r[1] for r in rows], last: [r[2] for r in rows]}
+        )
 
-    pool = PoolSpec(pools=pa.table({"qid": [p[0] for p in pools],
-                                    "pool_size": [p[1] for p in pools]}))
+    pool = PoolSpec(
+        pools=pa.table({"qid": [p[0] for p in pools], "pool_size": [p[1] for p in pools]})
+    )
     return table(run, "score"), table(noise, "score"), table(qrels, "rel"), pool
 
 
 @pytest.fixture(scope="module")
 def checked():
     run, noise, qrels, pool = hostile_benchmark()
-    return check_benchmark(run, qrels, pool=pool, noise_run=noise, seeds=10,
-                           run_name=SCRIPT + "|" + SQL)
+    return check_benchmark(
+        run, qrels, pool=pool, noise_run=noise, seeds=10, run_name=SCRIPT + "|" + SQL
+    )
 
 
 # NULs and "\x1f" in IDs: numpy fixed-width strings dropped a trailing NUL (in checks.py and
@@ -205,8 +251,10 @@ def _scores() -> dict[str, tuple[float, float]]:
     qids = [*HOSTILE, *(f"q{i}" for i in range(6))]
     assert sorted(result.qids.tolist()) == sorted(qids)  # verbatim
     truth = {q: 1 / (1 + qi % 3) for qi, q in enumerate(qids)}
-    return {q: (float(v), truth[q]) for q, v in zip(result.qids.tolist(),
-                                                     result.values["rr@10"], strict=True)}
+    return {
+        q: (float(v), truth[q])
+        for q, v in zip(result.qids.tolist(), result.values["rr@10"], strict=True)
+    }
 
 
 def test_score_run_keeps_hostile_query_ids_verbatim():
@@ -264,8 +312,7 @@ def test_markdown_escapes_html_and_table_syntax(checked):
     assert "<script" not in markdown and "<img" not in markdown
     assert html.escape("<script>", quote=False) in markdown
     rows = _table_rows(markdown)
-    flagged = [str(q) for q, f in zip(checked.queries.qid, checked.queries.flags, strict=True)
-               if f]
+    flagged = [str(q) for q, f in zip(checked.queries.qid, checked.queries.flags, strict=True) if f]
     assert len(rows) == len(flagged) >= len(HOSTILE)  # no ID broke a row in two
     for row in rows:  # an ID's "|" is escaped: every row has exactly 7 cell borders
         assert len(re.findall(r"(?<!\\)\|", row)) == 7, row
@@ -275,12 +322,18 @@ def test_markdown_escapes_html_and_table_syntax(checked):
 def test_markdown_keeps_a_carriage_return_inside_its_row():
     run, _, qrels, pool = hostile_benchmark()
     renamed = {q: q.replace("nul\x00", "cr\r") for q in HOSTILE}
-    qrels = qrels.set_column(0, "qid", pa.array([renamed.get(q, q) for q in
-                                                  qrels.column("qid").to_pylist()]))
-    run = run.set_column(0, "qid", pa.array([renamed.get(q, q) for q in
-                                              run.column("qid").to_pylist()]))
-    pools = pa.table({"qid": [renamed.get(q, q) for q in pool.pools.column("qid").to_pylist()],
-                      "pool_size": pool.pools.column("pool_size")})
+    qrels = qrels.set_column(
+        0, "qid", pa.array([renamed.get(q, q) for q in qrels.column("qid").to_pylist()])
+    )
+    run = run.set_column(
+        0, "qid", pa.array([renamed.get(q, q) for q in run.column("qid").to_pylist()])
+    )
+    pools = pa.table(
+        {
+            "qid": [renamed.get(q, q) for q in pool.pools.column("qid").to_pylist()],
+            "pool_size": pool.pools.column("pool_size"),
+        }
+    )
     result = check_benchmark(run, qrels, pool=PoolSpec(pools=pools), seeds=5)
     assert "\r" not in report.to_markdown(result, max_queries=50)
 
@@ -305,8 +358,10 @@ def test_html_report_escapes_ids(checked):
 
 
 # -- no SQL built from text ----------------------------------------------------------------------
-_SQL_WORDS = re.compile(r"\b(SELECT|FROM|WHERE|CASE WHEN|CAST\(|JOIN|GROUP BY|ORDER BY|INSERT|"
-                        r"CREATE|DELETE|UPDATE|read_parquet|read_csv)\b")
+_SQL_WORDS = re.compile(
+    r"\b(SELECT|FROM|WHERE|CASE WHEN|CAST\(|JOIN|GROUP BY|ORDER BY|INSERT|"
+    r"CREATE|DELETE|UPDATE|read_parquet|read_csv)\b"
+)
 
 
 def sql_string_problems(source: str, filename: str) -> list[str]:
@@ -318,8 +373,11 @@ def sql_string_problems(source: str, filename: str) -> list[str]:
     problems = []
     for node in ast.walk(ast.parse(source, filename)):
         if isinstance(node, ast.JoinedStr):
-            text = "".join(v.value for v in node.values
-                           if isinstance(v, ast.Constant) and isinstance(v.value, str))
+            text = "".join(
+                v.value
+                for v in node.values
+                if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            )
             if not _SQL_WORDS.search(text):
                 continue
             quotes = 0
@@ -329,14 +387,22 @@ def sql_string_problems(source: str, filename: str) -> list[str]:
                 elif isinstance(value, ast.FormattedValue):
                     if quotes % 2 or value.conversion == ord("r"):
                         problems.append(f"{filename}:{node.lineno}: a value inside a SQL literal")
-        elif (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
-              and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
-              and _SQL_WORDS.search(node.left.value)):
+        elif (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Mod)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and _SQL_WORDS.search(node.left.value)
+        ):
             problems.append(f"{filename}:{node.lineno}: SQL built with %")
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr == "format" and isinstance(node.func.value, ast.Constant)
-              and isinstance(node.func.value.value, str)
-              and _SQL_WORDS.search(node.func.value.value)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+            and isinstance(node.func.value, ast.Constant)
+            and isinstance(node.func.value.value, str)
+            and _SQL_WORDS.search(node.func.value.value)
+        ):
             problems.append(f"{filename}:{node.lineno}: SQL built with str.format")
     return problems
 
@@ -344,7 +410,7 @@ def sql_string_problems(source: str, filename: str) -> list[str]:
 def test_the_guard_catches_sql_built_from_text():
     bad = (
         "con.sql(f\"SELECT * FROM t WHERE qid = '{qid}'\")\n"
-        "con.sql(f\"SELECT * FROM t WHERE qid = {qid!r}\")\n"
+        'con.sql(f"SELECT * FROM t WHERE qid = {qid!r}")\n'
         "con.execute(\"SELECT * FROM t WHERE qid = '%s'\" % qid)\n"
         "con.execute(\"SELECT * FROM t WHERE qid = '{}'\".format(qid))\n"
     )

@@ -18,14 +18,34 @@ from evalvalidity.errors import ParameterError
 METRICS = [
     parse_metric(s)
     for s in (
-        "rr", "rr@1", "rr@3", "rr@10", "rr@5[rel>=2]",
-        "hit@1", "hit@3", "hit@10[rel>=2]",
-        "p@1", "p@3", "p@10", "p@5[rel>=3]",
-        "r@1", "r@4", "r@10[rel>=2]",
-        "rprec", "rprec[rel>=2]",
-        "ap", "ap@1", "ap@3", "ap@10", "ap[rel>=2]",
-        "ndcg", "ndcg@1", "ndcg@3", "ndcg@10",
-        "ndcg_exp", "ndcg_exp@3",
+        "rr",
+        "rr@1",
+        "rr@3",
+        "rr@10",
+        "rr@5[rel>=2]",
+        "hit@1",
+        "hit@3",
+        "hit@10[rel>=2]",
+        "p@1",
+        "p@3",
+        "p@10",
+        "p@5[rel>=3]",
+        "r@1",
+        "r@4",
+        "r@10[rel>=2]",
+        "rprec",
+        "rprec[rel>=2]",
+        "ap",
+        "ap@1",
+        "ap@3",
+        "ap@10",
+        "ap[rel>=2]",
+        "ndcg",
+        "ndcg@1",
+        "ndcg@3",
+        "ndcg@10",
+        "ndcg_exp",
+        "ndcg_exp@3",
     )
 ]
 
@@ -44,6 +64,7 @@ def reference(metric: Metric, labels: list[int], judged: list[int]) -> float:
     big_r = sum(g >= metric.rel for g in judged)
     family = metric.family
     if family in {"ndcg", "ndcg_exp"}:
+
         def gain(g: int) -> float:
             return float(2**g - 1) if family == "ndcg_exp" else float(g)
 
@@ -73,8 +94,9 @@ def reference(metric: Metric, labels: list[int], judged: list[int]) -> float:
     raise AssertionError(family)
 
 
-def random_queries(rng: np.random.Generator, n_queries: int, max_len: int
-                   ) -> tuple[list[list[int]], list[list[int]]]:
+def random_queries(
+    rng: np.random.Generator, n_queries: int, max_len: int
+) -> tuple[list[list[int]], list[list[int]]]:
     """Random rankings (grades per position) and, per query, every judged positive grade."""
     rankings, judged = [], []
     for _ in range(n_queries):
@@ -96,14 +118,21 @@ def to_kernel(rankings: list[list[int]], judged: list[list[int]]) -> tuple[Hits,
                 grade.append(g)
     jq = [q for q, grades in enumerate(judged) for _ in grades]
     jg = [g for grades in judged for g in grades]
-    return (Hits(np.array(query, dtype=np.int64), np.array(position, dtype=np.int64),
-                 np.array(grade, dtype=np.int64)),
-            Judged.from_items(np.array(jq, dtype=np.int64), np.array(jg, dtype=np.int64),
-                              len(rankings)))
+    return (
+        Hits(
+            np.array(query, dtype=np.int64),
+            np.array(position, dtype=np.int64),
+            np.array(grade, dtype=np.int64),
+        ),
+        Judged.from_items(
+            np.array(jq, dtype=np.int64), np.array(jg, dtype=np.int64), len(rankings)
+        ),
+    )
 
 
-def tied_structure(labels: list[int], sizes: list[int]) -> tuple[list[int], list[int],
-                                                                  list[int], list[int]]:
+def tied_structure(
+    labels: list[int], sizes: list[int]
+) -> tuple[list[int], list[int], list[int], list[int]]:
     """TiedHits arrays of one query (query index 0) split into consecutive groups."""
     starts = list(np.cumsum([0, *sizes[:-1]]) + 1)
     item_group, item_grade = [], []
@@ -115,14 +144,18 @@ def tied_structure(labels: list[int], sizes: list[int]) -> tuple[list[int], list
     return [int(s) for s in starts], sizes, item_group, item_grade
 
 
-def brute_force_tied(metric: Metric, labels: list[int], sizes: list[int],
-                     judged: list[int]) -> float:
+def brute_force_tied(
+    metric: Metric, labels: list[int], sizes: list[int], judged: list[int]
+) -> float:
     """The mean of the reference over every order inside every group."""
     starts = np.cumsum([0, *sizes[:-1]])
-    blocks = [set(itertools.permutations(labels[s:s + n])) for s, n in zip(starts, sizes,
-                                                                            strict=True)]
-    values = [reference(metric, [g for block in combo for g in block], judged)
-              for combo in itertools.product(*blocks)]
+    blocks = [
+        set(itertools.permutations(labels[s : s + n])) for s, n in zip(starts, sizes, strict=True)
+    ]
+    values = [
+        reference(metric, [g for block in combo for g in block], judged)
+        for combo in itertools.product(*blocks)
+    ]
     # every distinct arrangement of a block is equally likely (permutations of equal labels
     # collapse uniformly), so the plain mean over distinct combinations is the expectation
     return math.fsum(values) / len(values)
@@ -150,8 +183,9 @@ def test_evaluate_does_not_depend_on_the_order_of_hits() -> None:
     order = rng.permutation(len(hits.query))
     shuffled = Hits(hits.query[order], hits.position[order], hits.grade[order])
     for metric in METRICS:
-        np.testing.assert_allclose(evaluate(metric, shuffled, judged_k),
-                                   evaluate(metric, hits, judged_k), rtol=1e-14)
+        np.testing.assert_allclose(
+            evaluate(metric, shuffled, judged_k), evaluate(metric, hits, judged_k), rtol=1e-14
+        )
 
 
 def test_evaluate_small_exact_values() -> None:
@@ -164,8 +198,9 @@ def test_evaluate_small_exact_values() -> None:
     assert evaluate("ap", hits, judged).tolist() == [(1 + 2 / 3) / 2, 0.5, 0.0]
     assert evaluate("ap@2", hits, judged).tolist() == [0.5, 0.5, 0.0]
     idcg = 2 + 1 / math.log2(3)
-    np.testing.assert_allclose(evaluate("ndcg", hits, judged), [(2 + 1 / 2) / idcg,
-                                                                1 / math.log2(3), 0.0])
+    np.testing.assert_allclose(
+        evaluate("ndcg", hits, judged), [(2 + 1 / 2) / idcg, 1 / math.log2(3), 0.0]
+    )
 
 
 def test_evaluate_inputs_are_not_mutated_and_results_are_fresh() -> None:
@@ -217,8 +252,7 @@ def test_evaluate_tied_equals_enumeration_of_all_orders(seed: int) -> None:
     judged_k = Judged.from_items(jq, jg, len(cases))
     for metric in METRICS:
         got = evaluate_tied(metric, tied, judged_k)
-        want = [brute_force_tied(metric, labels, sizes, judged)
-                for labels, sizes, judged in cases]
+        want = [brute_force_tied(metric, labels, sizes, judged) for labels, sizes, judged in cases]
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15, err_msg=metric.name)
 
 
@@ -228,16 +262,22 @@ def test_evaluate_tied_with_singleton_groups_equals_evaluate() -> None:
     hits, judged_k = to_kernel(rankings, judged)
     tied = TiedHits.from_hits(hits)
     for metric in METRICS:
-        np.testing.assert_allclose(evaluate_tied(metric, tied, judged_k),
-                                   evaluate(metric, hits, judged_k), rtol=1e-12, atol=1e-15,
-                                   err_msg=metric.name)
+        np.testing.assert_allclose(
+            evaluate_tied(metric, tied, judged_k),
+            evaluate(metric, hits, judged_k),
+            rtol=1e-12,
+            atol=1e-15,
+            err_msg=metric.name,
+        )
 
 
 def exact_rr_whole_list(n: int, m: int, k: int | None = None) -> Fraction:
     """E[RR@k] when m relevant items are shuffled uniformly among n (MATH.md §1)."""
     last = n - m + 1 if k is None else min(k, n - m + 1)
-    return sum((Fraction(math.comb(n - j, m - 1), math.comb(n, m)) / j
-                for j in range(1, last + 1)), Fraction(0))
+    return sum(
+        (Fraction(math.comb(n - j, m - 1), math.comb(n, m)) / j for j in range(1, last + 1)),
+        Fraction(0),
+    )
 
 
 def test_one_tied_group_is_the_noise_floor() -> None:
@@ -263,8 +303,9 @@ def test_one_tied_group_is_the_noise_floor() -> None:
             assert got == pytest.approx(want, rel=1e-12, abs=1e-15), (name, n, g)
 
 
-@pytest.mark.parametrize("pool", [(1, 0, 0, 0, 0), (2, 1, 0, 0, 0, 0), (3, 3, 1, 0, 2),
-                                  (1,), (0, 0, 2, 0, 0, 0)])
+@pytest.mark.parametrize(
+    "pool", [(1, 0, 0, 0, 0), (2, 1, 0, 0, 0, 0), (3, 3, 1, 0, 2), (1,), (0, 0, 2, 0, 0, 0)]
+)
 def test_one_tied_group_equals_the_shared_brute_force(pool: tuple[int, ...]) -> None:
     judged_grades = [g for g in pool if g > 0] + [1]  # one judged item outside the pool
     relevant = [g for g in pool if g > 0]
@@ -319,74 +360,113 @@ def test_tied_groups_may_start_after_untied_items() -> None:
 
 
 def test_judged_validation_messages() -> None:
-    with pytest.raises(ParameterError, match=re.escape(
-            "Judged.offsets must start at 0, never decrease and end at len(grades).")):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape("Judged.offsets must start at 0, never decrease and end at len(grades)."),
+    ):
         Judged([0, 2], [1])
-    with pytest.raises(ParameterError, match=re.escape(
-            "Judged.grades must be sorted descending within each query.")):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape("Judged.grades must be sorted descending within each query."),
+    ):
         Judged([0, 2], [1, 2])
-    with pytest.raises(ParameterError, match=re.escape("Judged.grades must hold grades >= 1 only.")):
+    with pytest.raises(
+        ParameterError, match=re.escape("Judged.grades must hold grades >= 1 only.")
+    ):
         Judged([0, 1], [0])
-    with pytest.raises(ParameterError, match=re.escape(
-            "Judged.offsets must be a 1-D integer array. Got shape (2,) and dtype float64"
-            " instead.")):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape(
+            "Judged.offsets must be a 1-D integer array. Got shape (2,) and dtype float64 instead."
+        ),
+    ):
         Judged([0.0, 1.0], [1])
-    with pytest.raises(ParameterError, match=re.escape(
-            "Judged.from_items: every query index must lie in [0, 2).")):
+    with pytest.raises(
+        ParameterError, match=re.escape("Judged.from_items: every query index must lie in [0, 2).")
+    ):
         Judged.from_items([0, 2], [1, 1], 2)
-    with pytest.raises(ParameterError, match=re.escape(
-            "The 'n_queries' parameter of Judged.from_items must be an int >= 0. Got -1"
-            " instead.")):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape(
+            "The 'n_queries' parameter of Judged.from_items must be an int >= 0. Got -1 instead."
+        ),
+    ):
         Judged.from_items([], [], -1)
     # queries sorted independently: a lower grade of query 0 may precede query 1's higher
     assert Judged([0, 1, 2], [1, 3]).grades.tolist() == [1, 3]
 
 
 def test_hits_validation_messages() -> None:
-    with pytest.raises(ParameterError, match=re.escape(
-            "The arrays of Hits must have equal lengths. Got query=2, position=1, grade=1.")):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape(
+            "The arrays of Hits must have equal lengths. Got query=2, position=1, grade=1."
+        ),
+    ):
         Hits([0, 0], [1], [1])
-    with pytest.raises(ParameterError, match=re.escape(
-            "Hits.position must hold 1-based positions >= 1.")):
+    with pytest.raises(
+        ParameterError, match=re.escape("Hits.position must hold 1-based positions >= 1.")
+    ):
         Hits([0], [0], [1])
     with pytest.raises(ParameterError, match=re.escape("Hits.grade must hold grades >= 1 only.")):
         Hits([0], [1], [0])
     with pytest.raises(ParameterError, match=re.escape("Hits.query must hold query indices >= 0.")):
         Hits([-1], [1], [1])
     judged = Judged.from_items([0, 0], [1, 1], 1)
-    with pytest.raises(ParameterError, match=re.escape(
-            "Two hits of query 0 share position 3; positions must be distinct within a query.")):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape(
+            "Two hits of query 0 share position 3; positions must be distinct within a query."
+        ),
+    ):
         evaluate("ap", Hits([0, 0], [3, 3], [1, 1]), judged)
-    with pytest.raises(ParameterError, match=re.escape(
-            "Hits names a query index >= 1, the number of queries in Judged.")):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape("Hits names a query index >= 1, the number of queries in Judged."),
+    ):
         evaluate("ap", Hits([1], [3], [1]), judged)
-    with pytest.raises(ParameterError, match=re.escape(
-            "Hits holds more items of some (query, grade) than Judged lists for that query.")):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape(
+            "Hits holds more items of some (query, grade) than Judged lists for that query."
+        ),
+    ):
         evaluate("ap", Hits([0], [3], [2]), judged)
-    with pytest.raises(ParameterError, match=re.escape(
-            "The 'hits' parameter of evaluate must be Hits. Got list.")):
+    with pytest.raises(
+        ParameterError, match=re.escape("The 'hits' parameter of evaluate must be Hits. Got list.")
+    ):
         evaluate("ap", [], judged)  # type: ignore[arg-type]
-    with pytest.raises(ParameterError, match=re.escape(
-            "The 'metric' parameter of evaluate must be a Metric or its spelling. Got int"
-            " instead.")):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape(
+            "The 'metric' parameter of evaluate must be a Metric or its spelling. Got int instead."
+        ),
+    ):
         evaluate(3, Hits([0], [1], [1]), judged)  # type: ignore[arg-type]
 
 
 def test_tied_hits_validation_messages() -> None:
-    with pytest.raises(ParameterError, match=re.escape(
-            "The tie groups of a query in TiedHits must not overlap.")):
+    with pytest.raises(
+        ParameterError, match=re.escape("The tie groups of a query in TiedHits must not overlap.")
+    ):
         TiedHits([0, 0], [1, 3], [3, 1], [0], [1])
-    with pytest.raises(ParameterError, match=re.escape(
-            "A tie group of TiedHits holds more items than its size.")):
+    with pytest.raises(
+        ParameterError, match=re.escape("A tie group of TiedHits holds more items than its size.")
+    ):
         TiedHits([0], [1], [1], [0, 0], [1, 1])
-    with pytest.raises(ParameterError, match=re.escape(
-            "TiedHits.item_group must hold group indices in [0, 1).")):
+    with pytest.raises(
+        ParameterError, match=re.escape("TiedHits.item_group must hold group indices in [0, 1).")
+    ):
         TiedHits([0], [1], [1], [1], [1])
-    with pytest.raises(ParameterError, match=re.escape("TiedHits.group_size must hold sizes >= 1.")):
+    with pytest.raises(
+        ParameterError, match=re.escape("TiedHits.group_size must hold sizes >= 1.")
+    ):
         TiedHits([0], [1], [0], [], [])
     judged = Judged.from_items([0], [1], 1)
-    with pytest.raises(ParameterError, match=re.escape(
-            "TiedHits names a query index >= 1, the number of queries in Judged.")):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape("TiedHits names a query index >= 1, the number of queries in Judged."),
+    ):
         evaluate_tied("rr", TiedHits([1], [1], [1], [], []), judged)
     # different queries may reuse positions
     tied = TiedHits([0, 1], [1, 1], [2, 2], [0, 1], [1, 1])
@@ -397,8 +477,9 @@ def test_kernels_import_no_io_libraries() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, evalvalidity.core.kernels; "
-            "print(sorted(m for m in ('duckdb', 'pyarrow', 'pandas') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, evalvalidity.core.kernels; "
+        "print(sorted(m for m in ('duckdb', 'pyarrow', 'pandas') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -5,8 +5,15 @@ import sys
 
 import pytest
 
-CORE = ["evalvalidity", "evalvalidity.core.metrics", "evalvalidity.core.floors", "evalvalidity.core.dedup",
-        "evalvalidity.core.kernels", "evalvalidity.core.stats", "evalvalidity.analysis.live"]
+CORE = [
+    "evalvalidity",
+    "evalvalidity.core.metrics",
+    "evalvalidity.core.floors",
+    "evalvalidity.core.dedup",
+    "evalvalidity.core.kernels",
+    "evalvalidity.core.stats",
+    "evalvalidity.analysis.live",
+]
 
 
 @pytest.mark.parametrize("module", CORE)

@@ -63,9 +63,20 @@ def in_child(action: str, path: Path, kind: str | None = None, **limits: object)
     """Run ``action`` (read, read-bytes, add) on ``path`` in a fresh process."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, action, str(path), kind or "", json.dumps(limits) if limits
-         else ""],
-        capture_output=True, text=True, env=env, timeout=600, check=False,
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            action,
+            str(path),
+            kind or "",
+            json.dumps(limits) if limits else "",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]  # an abort at exit fails here too
     return json.loads(done.stdout)
@@ -75,16 +86,28 @@ def in_child(action: str, path: Path, kind: str | None = None, **limits: object)
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"max_file_bytes": 0}, "The 'max_file_bytes' parameter of Limits must be an int >= 1 or"
-         " None. Got 0 instead."),
-        ({"max_line_bytes": None}, "The 'max_line_bytes' parameter of Limits must be an int >= 1."
-         " Got None instead."),
-        ({"max_json_depth": True}, "The 'max_json_depth' parameter of Limits must be an int >= 1."
-         " Got True instead."),
-        ({"max_compression_ratio": 0.5}, "The 'max_compression_ratio' parameter of Limits must be"
-         " a number >= 1 or None. Got 0.5 instead."),
-        ({"memory_limit": "lots"}, "The 'memory_limit' parameter of Limits must be a size such as"
-         " '2GB' or '500MiB'. Got 'lots' instead."),
+        (
+            {"max_file_bytes": 0},
+            "The 'max_file_bytes' parameter of Limits must be an int >= 1 or None. Got 0 instead.",
+        ),
+        (
+            {"max_line_bytes": None},
+            "The 'max_line_bytes' parameter of Limits must be an int >= 1. Got None instead.",
+        ),
+        (
+            {"max_json_depth": True},
+            "The 'max_json_depth' parameter of Limits must be an int >= 1. Got True instead.",
+        ),
+        (
+            {"max_compression_ratio": 0.5},
+            "The 'max_compression_ratio' parameter of Limits must be"
+            " a number >= 1 or None. Got 0.5 instead.",
+        ),
+        (
+            {"memory_limit": "lots"},
+            "The 'memory_limit' parameter of Limits must be a size such as"
+            " '2GB' or '500MiB'. Got 'lots' instead.",
+        ),
     ],
 )
 def test_limits_are_validated(options, message):
@@ -95,9 +118,14 @@ def test_limits_are_validated(options, message):
 
 def test_defaults_are_documented_values():
     assert DEFAULT_LIMITS == Limits(
-        max_file_bytes=4 * GiB, max_text_bytes=16 * GiB, max_compression_ratio=100.0,
-        ratio_grace_bytes=64 * MiB, max_line_bytes=MiB, max_json_bytes=64 * MiB,
-        max_json_depth=64, memory_limit="2GB",
+        max_file_bytes=4 * GiB,
+        max_text_bytes=16 * GiB,
+        max_compression_ratio=100.0,
+        ratio_grace_bytes=64 * MiB,
+        max_line_bytes=MiB,
+        max_json_bytes=64 * MiB,
+        max_json_depth=64,
+        memory_limit="2GB",
     )
     with pytest.raises(ParameterError, match="The 'limits' parameter must be a Limits. Got dict"):
         read(b"1400\n", limits={"max_line_bytes": 10})  # type: ignore[arg-type]
@@ -154,7 +182,10 @@ def test_a_file_over_the_default_limit_is_refused_from_its_size_alone(tmp_path):
         handle.truncate(5 * GiB)  # a sparse file: nothing is written, nothing is read
     with pytest.raises(FileFormatError) as info:
         read(sparse, display_name="huge.trec")
-    assert str(info.value) == "huge.trec: the file is 5 GiB; the limit is 4 GiB (Limits.max_file_bytes)"
+    assert (
+        str(info.value)
+        == "huge.trec: the file is 5 GiB; the limit is 4 GiB (Limits.max_file_bytes)"
+    )
     ws = Workspace(tmp_path / "ws")
     with pytest.raises(FileFormatError, match="the limit is 4 GiB"):
         ws.add(sparse)
@@ -186,8 +217,7 @@ def test_a_gzip_bomb_is_stopped_while_streaming(bombs, action):
         f"{bombs['lines']}: the file decompresses to more than 100 times its size ("
     )
     assert out["error"].endswith(
-        "); the limit is 100 (Limits.max_compression_ratio): refused as a likely decompression"
-        " bomb"
+        "); the limit is 100 (Limits.max_compression_ratio): refused as a likely decompression bomb"
     )
     assert out["peak_mib"] < 700, out  # stopped after ~80 MiB of the 10 GiB
     out = in_child(action, bombs["zeros"], "run")
@@ -200,9 +230,15 @@ def test_a_gzip_bomb_is_stopped_while_streaming(bombs, action):
 def test_the_decompressed_size_cap_holds_without_the_ratio(tmp_path):
     # a file that compresses like text (~10x), over a 4 MiB cap
     rng = np.random.default_rng(0)
-    text = "".join(f"q{q} Q0 d{d} 1 {s:.4f} t\n" for q, d, s in zip(
-        rng.integers(0, 10**6, 100_000), rng.integers(0, 10**6, 100_000),
-        rng.random(100_000), strict=True)).encode()
+    text = "".join(
+        f"q{q} Q0 d{d} 1 {s:.4f} t\n"
+        for q, d, s in zip(
+            rng.integers(0, 10**6, 100_000),
+            rng.integers(0, 10**6, 100_000),
+            rng.random(100_000),
+            strict=True,
+        )
+    ).encode()
     path = tmp_path / "run.trec.gz"
     path.write_bytes(gzip.compress(text, mtime=0))
     limits = Limits(max_text_bytes=MiB, max_compression_ratio=None)
@@ -225,13 +261,17 @@ def test_the_decompressed_size_cap_holds_without_the_ratio(tmp_path):
 def test_a_parquet_bomb_is_stopped_by_its_decoded_size(tmp_path):
     """40 million identical rows, dictionary- and run-length-encoded into 0.8 MB."""
     n = MiB
-    batch = pa.table({
-        "qid": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
-                                              pa.array(["query-" + "x" * 40])),
-        "docid": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
-                                                pa.array(["doc-" + "y" * 40])),
-        "score": pa.array(np.ones(n)),
-    })
+    batch = pa.table(
+        {
+            "qid": pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(n, np.int32)), pa.array(["query-" + "x" * 40])
+            ),
+            "docid": pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(n, np.int32)), pa.array(["doc-" + "y" * 40])
+            ),
+            "score": pa.array(np.ones(n)),
+        }
+    )
     path = tmp_path / "bomb.parquet"
     with pq.ParquetWriter(path, batch.schema) as writer:
         for _ in range(40):
@@ -251,7 +291,10 @@ def test_a_100_mb_line_is_refused_naming_it(tmp_path, action):
         handle.write(b" 2 1.0 t\nq1 Q0 d3 3 0.5 t\n")
     out = in_child(action, path)
     name = "long.trec" if action == "read-bytes" else str(path)
-    assert out["error"] == f"{name}:2: the line is longer than 1 MiB, the limit (Limits.max_line_bytes)"
+    assert (
+        out["error"]
+        == f"{name}:2: the line is longer than 1 MiB, the limit (Limits.max_line_bytes)"
+    )
     assert out["peak_mib"] < (450 if action == "read-bytes" else 320), out
 
 
@@ -278,7 +321,10 @@ def test_the_line_limit_on_every_path(fmt, fast, gzipped):
     finally:
         _text.FAST_PATH = True
     line = 3 if fmt == "csv" else 2
-    assert str(info.value) == f"f:{line}: the line is longer than 100 bytes, the limit (Limits.max_line_bytes)"
+    assert (
+        str(info.value)
+        == f"f:{line}: the line is longer than 100 bytes, the limit (Limits.max_line_bytes)"
+    )
     assert info.value.raw.startswith(data.splitlines()[line - 1][:100])
 
 
@@ -334,8 +380,9 @@ def test_duckdb_spills_into_a_private_folder_never_the_working_directory(tmp_pat
     monkeypatch.chdir(tmp_path)
     rows = "".join(f"q{i % 5000} Q0 d{i} 1 {i}.5 t\n" for i in range(300_000)).encode()
     try:
-        result = read(rows + b"q1 Q0 d1 2 0.5 t\n", drop_bad_rows=True,
-                      limits=Limits(memory_limit="8MB"))
+        result = read(
+            rows + b"q1 Q0 d1 2 0.5 t\n", drop_bad_rows=True, limits=Limits(memory_limit="8MB")
+        )
         assert (result.n_rows, result.n_rejected) == (300_000, 1)
     except FileFormatError as exc:  # DuckDB could not stay under 8 MB, and says so
         assert str(exc) == (
@@ -348,7 +395,9 @@ def test_duckdb_spills_into_a_private_folder_never_the_working_directory(tmp_pat
 def _distinct_queries(path: Path, n: int) -> None:
     with open(path, "w") as handle:
         for start in range(0, n, 1_000_000):
-            handle.write("".join(f"q{k} Q0 d{k} 1 1.5 t\n" for k in range(start, min(n, start + 1_000_000))))
+            handle.write(
+                "".join(f"q{k} Q0 d{k} 1 1.5 t\n" for k in range(start, min(n, start + 1_000_000)))
+            )
 
 
 @pytest.fixture(scope="module")

@@ -51,7 +51,9 @@ def top1_hits(ranking: Ranking, gold: dict[str, str]) -> int:
     return sum(gold[q] == d for q, d in zip(ranking.qid[first], ranking.docid[first], strict=True))
 
 
-def reference_topk(queries: np.ndarray, corpus: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def reference_topk(
+    queries: np.ndarray, corpus: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Full sort of float64 cosine scores: score descending, then index ascending."""
     q = queries.astype(np.float64)
     c = corpus.astype(np.float64)
@@ -64,8 +66,9 @@ def reference_topk(queries: np.ndarray, corpus: np.ndarray, k: int) -> tuple[np.
 
 
 def blake(feature: str, seed: int) -> int:
-    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8,
-                             key=seed.to_bytes(8, "little")).digest()
+    digest = hashlib.blake2b(
+        feature.encode("utf-8"), digest_size=8, key=seed.to_bytes(8, "little")
+    ).digest()
     return int.from_bytes(digest, "little")
 
 
@@ -122,8 +125,12 @@ def test_embedder_is_deterministic_across_processes() -> None:
     )
     for hash_seed in ("1", "4242"):
         result = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True,
-            env={**os.environ, "PYTHONHASHSEED": hash_seed}, timeout=60,
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            timeout=60,
         )
         assert result.stdout.strip() == here
 
@@ -133,8 +140,9 @@ def test_live_needs_numpy_only() -> None:
         "import sys, evalvalidity.analysis.live\n"
         "print(sorted(m for m in ('scipy', 'pandas', 'pyarrow', 'duckdb') if m in sys.modules))"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
     assert result.stdout.strip() == "[]"
 
 
@@ -145,8 +153,11 @@ def test_embedder_finds_the_document_sharing_rare_words() -> None:
         "finance": "the central bank raised interest rates in the report",
         "biology": "the tardigrade survives desiccation and the vacuum of space",
     }
-    queries = {"q1": "which animal survives desiccation", "q2": "saffron in a recipe",
-               "q3": "when did the probe reach the heliopause"}
+    queries = {
+        "q1": "which animal survives desiccation",
+        "q2": "saffron in a recipe",
+        "q3": "when did the probe reach the heliopause",
+    }
     ranking = embed_and_rank(HashingEmbedder(), corpus, queries, k=1, noise=False)
     assert ranking.docid.tolist() == ["biology", "cooking", "space"]
 
@@ -155,11 +166,18 @@ def test_embedder_finds_the_document_sharing_rare_words() -> None:
     ("kwargs", "message"),
     [
         ({"dim": 0}, "The 'dim' parameter of HashingEmbedder must be an int >= 1. Got 0 instead."),
-        ({"ngram_range": (2, 1)},
-         "The 'ngram_range' parameter of HashingEmbedder must be a tuple (low, high) of ints with 1 <= low <= high. Got (2, 1) instead."),
-        ({"ngram_range": [1, 2]},
-         "The 'ngram_range' parameter of HashingEmbedder must be a tuple (low, high) of ints with 1 <= low <= high. Got [1, 2] instead."),
-        ({"seed": -1}, "The 'seed' parameter of HashingEmbedder must be an int in [0, 2**64). Got -1 instead."),
+        (
+            {"ngram_range": (2, 1)},
+            "The 'ngram_range' parameter of HashingEmbedder must be a tuple (low, high) of ints with 1 <= low <= high. Got (2, 1) instead.",
+        ),
+        (
+            {"ngram_range": [1, 2]},
+            "The 'ngram_range' parameter of HashingEmbedder must be a tuple (low, high) of ints with 1 <= low <= high. Got [1, 2] instead.",
+        ),
+        (
+            {"seed": -1},
+            "The 'seed' parameter of HashingEmbedder must be an int in [0, 2**64). Got -1 instead.",
+        ),
     ],
 )
 def test_embedder_parameter_errors(kwargs: dict[str, Any], message: str) -> None:
@@ -172,7 +190,10 @@ def test_embedder_parameter_errors(kwargs: dict[str, Any], message: str) -> None
     ("texts", "message"),
     [
         ("a single string", "HashingEmbedder must be called on a list of str. Got str instead."),
-        (["fine", 3], "HashingEmbedder must be called on a list of str. Got int at position 1 instead."),
+        (
+            ["fine", 3],
+            "HashingEmbedder must be called on a list of str. Got int at position 1 instead.",
+        ),
     ],
 )
 def test_embedder_call_errors(texts: Any, message: str) -> None:
@@ -187,19 +208,24 @@ def test_embedder_call_errors(texts: Any, message: str) -> None:
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_noise_keeps_shape_dtype_and_row_norms(dtype: type) -> None:
     rng = np.random.default_rng(1)
-    vectors: np.ndarray = (rng.normal(size=(50, 24)) * rng.uniform(0.1, 10, size=(50, 1))).astype(dtype)
+    vectors: np.ndarray = (rng.normal(size=(50, 24)) * rng.uniform(0.1, 10, size=(50, 1))).astype(
+        dtype
+    )
     vectors[7] = 0.0
     before = vectors.copy()
     noise = noise_like(vectors, rng=np.random.default_rng(2))
     assert noise.shape == vectors.shape
     assert noise.dtype == dtype
     tolerance = 1e-5 if dtype == np.float32 else 1e-12
-    assert np.linalg.norm(noise, axis=1) == pytest.approx(np.linalg.norm(vectors, axis=1),
-                                                          rel=tolerance)
+    assert np.linalg.norm(noise, axis=1) == pytest.approx(
+        np.linalg.norm(vectors, axis=1), rel=tolerance
+    )
     assert not noise[7].any()
     assert np.array_equal(vectors, before)
-    cosines = np.sum(noise * vectors, axis=1)[vectors.any(axis=1)] / (
-        np.linalg.norm(noise, axis=1) * np.linalg.norm(vectors, axis=1))[vectors.any(axis=1)]
+    cosines = (
+        np.sum(noise * vectors, axis=1)[vectors.any(axis=1)]
+        / (np.linalg.norm(noise, axis=1) * np.linalg.norm(vectors, axis=1))[vectors.any(axis=1)]
+    )
     assert abs(cosines.mean()) < 0.1  # directions unrelated to the originals
 
 
@@ -220,10 +246,26 @@ def test_noise_of_integer_vectors_is_float64() -> None:
 @pytest.mark.parametrize(
     ("vectors", "rng", "message"),
     [
-        ([1.0, 2.0], 0, "The 'vectors' parameter of noise_like must be a 2-D array of numbers (one vector per row). Got 1-D float64 instead."),
-        ([[1.0, math.nan]], 0, "The 'vectors' parameter of noise_like must hold finite numbers. Got 1 NaN or infinite value(s) instead, the first in row 0."),
-        ([[1.0]], None, "The 'rng' parameter of noise_like must be a numpy.random.Generator or an int seed >= 0. Got None instead."),
-        ([[1.0]], 1.5, "The 'rng' parameter of noise_like must be a numpy.random.Generator, an int seed >= 0 or None. Got 1.5 instead."),
+        (
+            [1.0, 2.0],
+            0,
+            "The 'vectors' parameter of noise_like must be a 2-D array of numbers (one vector per row). Got 1-D float64 instead.",
+        ),
+        (
+            [[1.0, math.nan]],
+            0,
+            "The 'vectors' parameter of noise_like must hold finite numbers. Got 1 NaN or infinite value(s) instead, the first in row 0.",
+        ),
+        (
+            [[1.0]],
+            None,
+            "The 'rng' parameter of noise_like must be a numpy.random.Generator or an int seed >= 0. Got None instead.",
+        ),
+        (
+            [[1.0]],
+            1.5,
+            "The 'rng' parameter of noise_like must be a numpy.random.Generator, an int seed >= 0 or None. Got 1.5 instead.",
+        ),
     ],
 )
 def test_noise_errors(vectors: Any, rng: Any, message: str) -> None:
@@ -295,17 +337,36 @@ def test_topk_with_no_queries() -> None:
 @pytest.mark.parametrize(
     ("args", "kwargs", "message"),
     [
-        (([[1.0, 0.0]], [[1.0, 0.0, 0.0]], 1), {},
-         "The query and corpus vectors given to exact_cosine_topk must have the same dimension. Got 2 and 3 instead."),
-        (([[1.0]], np.zeros((0, 1)), 1), {},
-         "The 'corpus_vectors' parameter of exact_cosine_topk must hold at least one vector. Got 0 instead."),
-        (([[1.0]], [[1.0]], 0), {}, "The 'k' parameter of exact_cosine_topk must be an int >= 1. Got 0 instead."),
-        (([[1.0]], [[1.0]], 1), {"batch_size": 0},
-         "The 'batch_size' parameter of exact_cosine_topk must be an int >= 1. Got 0 instead."),
-        (([["a"]], [[1.0]], 1), {},
-         "The 'query_vectors' parameter of exact_cosine_topk must be a 2-D array of numbers (one vector per row). Got 2-D <U1 instead."),
-        (([[1.0]], [[math.inf]], 1), {},
-         "The 'corpus_vectors' parameter of exact_cosine_topk must hold finite numbers. Got 1 NaN or infinite value(s) instead, the first in row 0."),
+        (
+            ([[1.0, 0.0]], [[1.0, 0.0, 0.0]], 1),
+            {},
+            "The query and corpus vectors given to exact_cosine_topk must have the same dimension. Got 2 and 3 instead.",
+        ),
+        (
+            ([[1.0]], np.zeros((0, 1)), 1),
+            {},
+            "The 'corpus_vectors' parameter of exact_cosine_topk must hold at least one vector. Got 0 instead.",
+        ),
+        (
+            ([[1.0]], [[1.0]], 0),
+            {},
+            "The 'k' parameter of exact_cosine_topk must be an int >= 1. Got 0 instead.",
+        ),
+        (
+            ([[1.0]], [[1.0]], 1),
+            {"batch_size": 0},
+            "The 'batch_size' parameter of exact_cosine_topk must be an int >= 1. Got 0 instead.",
+        ),
+        (
+            ([["a"]], [[1.0]], 1),
+            {},
+            "The 'query_vectors' parameter of exact_cosine_topk must be a 2-D array of numbers (one vector per row). Got 2-D <U1 instead.",
+        ),
+        (
+            ([[1.0]], [[math.inf]], 1),
+            {},
+            "The 'corpus_vectors' parameter of exact_cosine_topk must hold finite numbers. Got 1 NaN or infinite value(s) instead, the first in row 0.",
+        ),
     ],
 )
 def test_topk_errors(args: tuple[Any, ...], kwargs: dict[str, Any], message: str) -> None:
@@ -339,8 +400,13 @@ def test_ranking_layout() -> None:
 
 def test_ranking_does_not_freeze_the_callers_arrays() -> None:
     score = np.array([0.5, 0.25])
-    ranking = Ranking(np.array(["q", "q"], dtype=object), np.array(["a", "b"], dtype=object),
-                      score, np.array([1, 2]), noise=False)
+    ranking = Ranking(
+        np.array(["q", "q"], dtype=object),
+        np.array(["a", "b"], dtype=object),
+        score,
+        np.array([1, 2]),
+        noise=False,
+    )
     score[0] = 0.75  # still writable by its owner
     assert not ranking.score.flags.writeable
     with pytest.raises(ParameterError, match=r"one entry per row\. Got lengths 2, 2, 2 and 1"):
@@ -350,8 +416,14 @@ def test_ranking_does_not_freeze_the_callers_arrays() -> None:
 def test_pairs_and_mappings_give_the_same_ranking() -> None:
     corpus, queries, _ = toy_benchmark(10)
     from_mapping = embed_and_rank(HashingEmbedder(), corpus, queries, k=3, noise=True, rng=4)
-    from_pairs = embed_and_rank(HashingEmbedder(), list(corpus.items()), list(queries.items()),
-                                k=3, noise=True, rng=np.random.default_rng(4))
+    from_pairs = embed_and_rank(
+        HashingEmbedder(),
+        list(corpus.items()),
+        list(queries.items()),
+        k=3,
+        noise=True,
+        rng=np.random.default_rng(4),
+    )
     for field in ("qid", "docid", "score", "rank"):
         assert np.array_equal(getattr(from_mapping, field), getattr(from_pairs, field))
 
@@ -424,22 +496,38 @@ def returning(value: Any) -> Callable[[list[str]], Any]:
 @pytest.mark.parametrize(
     ("embed", "message"),
     [
-        (returning(np.ones(2)),
-         "embed must return a 2-D array of numbers of shape (2, dim) for the 2 corpus texts. Got shape (2,) instead."),
-        (returning(np.ones((3, 4))),
-         "embed must return a 2-D array of numbers of shape (2, dim) for the 2 corpus texts. Got shape (3, 4) instead."),
-        (returning(np.ones((2, 0))),
-         "embed must return a 2-D array of numbers of shape (2, dim) for the 2 corpus texts. Got shape (2, 0) instead."),
-        (returning(np.array([["a", "b"], ["c", "d"]])),
-         "embed must return a 2-D array of numbers of shape (2, dim) for the 2 corpus texts. Got dtype <U1 instead."),
-        (returning([[1.0, 2.0], [1.0]]),
-         "embed must return a 2-D array of numbers of shape (2, dim) for the 2 corpus texts. Got rows of different lengths instead."),
-        (returning(np.array([[1.0, 0.0], [np.nan, 1.0]])),
-         "embed must return finite numbers. Got 1 NaN or infinite value(s) for the corpus texts, the first for 'd2'."),
-        (lambda texts: np.ones((len(texts), 3 if len(texts) == 2 else 4)),
-         "embed must return vectors of one dimension. Got 3 for the corpus and 4 for the queries instead."),
-        (lambda texts: np.ones((len(texts), 3)) if len(texts) == 2 else np.ones((2, 3)),
-         "embed must return a 2-D array of numbers of shape (1, dim) for the 1 query texts. Got shape (2, 3) instead."),
+        (
+            returning(np.ones(2)),
+            "embed must return a 2-D array of numbers of shape (2, dim) for the 2 corpus texts. Got shape (2,) instead.",
+        ),
+        (
+            returning(np.ones((3, 4))),
+            "embed must return a 2-D array of numbers of shape (2, dim) for the 2 corpus texts. Got shape (3, 4) instead.",
+        ),
+        (
+            returning(np.ones((2, 0))),
+            "embed must return a 2-D array of numbers of shape (2, dim) for the 2 corpus texts. Got shape (2, 0) instead.",
+        ),
+        (
+            returning(np.array([["a", "b"], ["c", "d"]])),
+            "embed must return a 2-D array of numbers of shape (2, dim) for the 2 corpus texts. Got dtype <U1 instead.",
+        ),
+        (
+            returning([[1.0, 2.0], [1.0]]),
+            "embed must return a 2-D array of numbers of shape (2, dim) for the 2 corpus texts. Got rows of different lengths instead.",
+        ),
+        (
+            returning(np.array([[1.0, 0.0], [np.nan, 1.0]])),
+            "embed must return finite numbers. Got 1 NaN or infinite value(s) for the corpus texts, the first for 'd2'.",
+        ),
+        (
+            lambda texts: np.ones((len(texts), 3 if len(texts) == 2 else 4)),
+            "embed must return vectors of one dimension. Got 3 for the corpus and 4 for the queries instead.",
+        ),
+        (
+            lambda texts: np.ones((len(texts), 3)) if len(texts) == 2 else np.ones((2, 3)),
+            "embed must return a 2-D array of numbers of shape (1, dim) for the 1 query texts. Got shape (2, 3) instead.",
+        ),
     ],
 )
 def test_embed_output_errors(embed: Callable[[list[str]], Any], message: str) -> None:
@@ -452,18 +540,48 @@ def test_embed_output_errors(embed: Callable[[list[str]], Any], message: str) ->
     ("corpus", "queries", "kwargs", "message"),
     [
         ({}, {"q": "x"}, {}, "The 'corpus' parameter of embed_and_rank must not be empty."),
-        ("text", {"q": "x"}, {},
-         "The 'corpus' parameter of embed_and_rank must be a mapping from id to text or a sequence of (id, text) pairs. Got str instead."),
-        ([("d1", "x"), ("d1", "y")], {"q": "x"}, {},
-         "The 'corpus' parameter of embed_and_rank holds the id 'd1' twice (positions 0 and 1)."),
-        ([("d1", "x"), ("d2",)], {"q": "x"}, {},
-         "Every entry of the 'corpus' parameter of embed_and_rank must be an (id, text) pair of str. Got ('d2',) at position 1 instead."),
-        ({"d1": "x"}, {"q": 3}, {},
-         "Every entry of the 'queries' parameter of embed_and_rank must be an (id, text) pair of str. Got ('q', 3) at position 0 instead."),
-        ({"d1": "x"}, {"q": "x"}, {"k": 0}, "The 'k' parameter of embed_and_rank must be an int >= 1. Got 0 instead."),
-        ({"d1": "x"}, {"q": "x"}, {"noise": 1}, "The 'noise' parameter of embed_and_rank must be a bool. Got 1 instead."),
-        ({"d1": "x"}, {"q": "x"}, {"embed": "model"},
-         "The 'embed' parameter of embed_and_rank must be callable as embed(texts: list[str]). Got str instead."),
+        (
+            "text",
+            {"q": "x"},
+            {},
+            "The 'corpus' parameter of embed_and_rank must be a mapping from id to text or a sequence of (id, text) pairs. Got str instead.",
+        ),
+        (
+            [("d1", "x"), ("d1", "y")],
+            {"q": "x"},
+            {},
+            "The 'corpus' parameter of embed_and_rank holds the id 'd1' twice (positions 0 and 1).",
+        ),
+        (
+            [("d1", "x"), ("d2",)],
+            {"q": "x"},
+            {},
+            "Every entry of the 'corpus' parameter of embed_and_rank must be an (id, text) pair of str. Got ('d2',) at position 1 instead.",
+        ),
+        (
+            {"d1": "x"},
+            {"q": 3},
+            {},
+            "Every entry of the 'queries' parameter of embed_and_rank must be an (id, text) pair of str. Got ('q', 3) at position 0 instead.",
+        ),
+        (
+            {"d1": "x"},
+            {"q": "x"},
+            {"k": 0},
+            "The 'k' parameter of embed_and_rank must be an int >= 1. Got 0 instead.",
+        ),
+        (
+            {"d1": "x"},
+            {"q": "x"},
+            {"noise": 1},
+            "The 'noise' parameter of embed_and_rank must be a bool. Got 1 instead.",
+        ),
+        (
+            {"d1": "x"},
+            {"q": "x"},
+            {"embed": "model"},
+            "The 'embed' parameter of embed_and_rank must be callable as embed(texts: list[str]). Got str instead.",
+        ),
     ],
 )
 def test_embed_and_rank_argument_errors(

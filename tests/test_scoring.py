@@ -21,19 +21,46 @@ from evalvalidity.io.scoring import ScoreResult, rank_run, score_run
 
 CUTOFFS = (1, 3, 5, 10, 20)
 # canonical metric -> pytrec_eval measure
-TREC_METRICS: dict[str, str] = {"rr": "recip_rank", "rprec": "Rprec", "ap": "map",
-                                "ndcg": "ndcg"}
+TREC_METRICS: dict[str, str] = {"rr": "recip_rank", "rprec": "Rprec", "ap": "map", "ndcg": "ndcg"}
 for _k in CUTOFFS:
-    TREC_METRICS.update({f"p@{_k}": f"P_{_k}", f"r@{_k}": f"recall_{_k}",
-                         f"hit@{_k}": f"success_{_k}", f"ap@{_k}": f"map_cut_{_k}",
-                         f"ndcg@{_k}": f"ndcg_cut_{_k}"})
+    TREC_METRICS.update(
+        {
+            f"p@{_k}": f"P_{_k}",
+            f"r@{_k}": f"recall_{_k}",
+            f"hit@{_k}": f"success_{_k}",
+            f"ap@{_k}": f"map_cut_{_k}",
+            f"ndcg@{_k}": f"ndcg_cut_{_k}",
+        }
+    )
 TREC_REQUEST = {"recip_rank", "Rprec", "map", "ndcg"} | {
-    f"{m}.{','.join(map(str, CUTOFFS))}" for m in ("P", "recall", "success", "map_cut",
-                                                   "ndcg_cut")}
-ALL_METRICS = [parse_metric(s) for s in ("rr", "rr@1", "rr@3", "rr@10", "hit@1", "hit@3",
-                                         "p@1", "p@3", "p@10", "r@3", "r@10", "rprec", "ap",
-                                         "ap@3", "ap@10", "ndcg", "ndcg@3", "ndcg@10",
-                                         "ndcg_exp@5", "hit@5[rel>=2]", "ap[rel>=2]")]
+    f"{m}.{','.join(map(str, CUTOFFS))}" for m in ("P", "recall", "success", "map_cut", "ndcg_cut")
+}
+ALL_METRICS = [
+    parse_metric(s)
+    for s in (
+        "rr",
+        "rr@1",
+        "rr@3",
+        "rr@10",
+        "hit@1",
+        "hit@3",
+        "p@1",
+        "p@3",
+        "p@10",
+        "r@3",
+        "r@10",
+        "rprec",
+        "ap",
+        "ap@3",
+        "ap@10",
+        "ndcg",
+        "ndcg@3",
+        "ndcg@10",
+        "ndcg_exp@5",
+        "hit@5[rel>=2]",
+        "ap[rel>=2]",
+    )
+]
 
 
 @pytest.fixture(params=["counting", "sorting"])
@@ -49,8 +76,9 @@ def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 # --------------------------------------------------------------------------- generated data
 
 
-def make_case(seed: int, *, ties: bool, n_queries: int = 30, max_docs: int = 40
-              ) -> tuple[pa.Table, pa.Table, dict, dict]:
+def make_case(
+    seed: int, *, ties: bool, n_queries: int = 30, max_docs: int = 40
+) -> tuple[pa.Table, pa.Table, dict, dict]:
     """A random run and qrels, as Arrow tables and as pytrec_eval dicts.
 
     Queries q0..: most judged and ranked; a few only ranked (unjudged) or only judged
@@ -78,10 +106,20 @@ def make_case(seed: int, *, ties: bool, n_queries: int = 30, max_docs: int = 40
     else:
         scores = rng.permutation(len(run_rows)).astype(np.float64) / 7.0 - 20.0
     run_rows = [(run_rows[i][0], run_rows[i][1], float(scores[j])) for j, i in enumerate(order)]
-    run = pa.table({"qid": [r[0] for r in run_rows], "docid": [r[1] for r in run_rows],
-                    "score": [r[2] for r in run_rows]})
-    qrels = pa.table({"qid": [r[0] for r in qrel_rows], "docid": [r[1] for r in qrel_rows],
-                      "rel": [r[2] for r in qrel_rows]})
+    run = pa.table(
+        {
+            "qid": [r[0] for r in run_rows],
+            "docid": [r[1] for r in run_rows],
+            "score": [r[2] for r in run_rows],
+        }
+    )
+    qrels = pa.table(
+        {
+            "qid": [r[0] for r in qrel_rows],
+            "docid": [r[1] for r in qrel_rows],
+            "rel": [r[2] for r in qrel_rows],
+        }
+    )
     run_dict: dict[str, dict[str, float]] = {}
     for qid, docid, score in run_rows:
         run_dict.setdefault(qid, {})[docid] = score
@@ -92,21 +130,24 @@ def make_case(seed: int, *, ties: bool, n_queries: int = 30, max_docs: int = 40
 
 
 def trec(run_dict: dict, qrels_dict: dict, relevance_level: int = 1) -> dict:
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels_dict, TREC_REQUEST,
-                                               relevance_level=relevance_level)
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels_dict, TREC_REQUEST, relevance_level=relevance_level
+    )
     return evaluator.evaluate(run_dict)
 
 
-def assert_matches_trec(result: ScoreResult, expected: dict, names: Sequence[str],
-                        rel: int = 1) -> None:
+def assert_matches_trec(
+    result: ScoreResult, expected: dict, names: Sequence[str], rel: int = 1
+) -> None:
     assert result.qids.tolist() == sorted(expected)
     for name in names:
         metric = parse_metric(name)
         if rel != 1:
             metric = Metric(metric.family, metric.k, rel)
         want = [expected[q][TREC_METRICS[name]] for q in result.qids]
-        np.testing.assert_allclose(result.values[metric.name], want, rtol=1e-12, atol=1e-15,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            result.values[metric.name], want, rtol=1e-12, atol=1e-15, err_msg=name
+        )
 
 
 # --------------------------------------------------------------------------- trec_eval
@@ -166,13 +207,16 @@ def test_unranked_queries_score_zero_or_are_skipped(path: str) -> None:
     in_zero = np.isin(zero.qids, unranked)
     assert np.all(zero.values["ap"][in_zero] == 0.0)
     np.testing.assert_allclose(zero.values["ap"][~in_zero], skip.values["ap"], rtol=0)
-    assert zero.means["ap"] == pytest.approx(sum(v["map"] for v in expected.values())
-                                             / len(qrels_dict), rel=1e-12)
-    assert skip.means["ap"] == pytest.approx(np.mean([v["map"] for v in expected.values()]),
-                                             rel=1e-12)
+    assert zero.means["ap"] == pytest.approx(
+        sum(v["map"] for v in expected.values()) / len(qrels_dict), rel=1e-12
+    )
+    assert skip.means["ap"] == pytest.approx(
+        np.mean([v["map"] for v in expected.values()]), rel=1e-12
+    )
     assert (zero.unranked, skip.unranked, zero.ties) == ("zero", "skip", "trec_eval")
-    judged_rows = int(np.isin(run.column("qid").to_numpy(zero_copy_only=False),
-                              sorted(qrels_dict)).sum())
+    judged_rows = int(
+        np.isin(run.column("qid").to_numpy(zero_copy_only=False), sorted(qrels_dict)).sum()
+    )
     assert zero.n_ranked_rows == judged_rows and zero.n_dedup_dropped == 0
 
 
@@ -194,8 +238,15 @@ def names_ir(names: Sequence[str]) -> dict[str, str]:
     out = {}
     for name in names:
         m = parse_metric(name)
-        base = {"rr": "RR", "hit": "Success", "p": "P", "r": "R", "rprec": "Rprec", "ap": "AP",
-                "ndcg": "nDCG"}[m.family]
+        base = {
+            "rr": "RR",
+            "hit": "Success",
+            "p": "P",
+            "r": "R",
+            "rprec": "Rprec",
+            "ap": "AP",
+            "ndcg": "nDCG",
+        }[m.family]
         out[name] = base if m.k is None else f"{base}@{m.k}"
     return out
 
@@ -203,8 +254,23 @@ def names_ir(names: Sequence[str]) -> dict[str, str]:
 @pytest.mark.parametrize("seed", [10, 11, 12])
 def test_matches_ir_measures_without_ties(seed: int) -> None:
     run, qrels, run_dict, qrels_dict = make_case(seed, ties=False)
-    names = ["rr", "rr@3", "rr@10", "hit@1", "hit@5", "p@1", "p@5", "r@5", "r@20", "rprec",
-             "ap", "ap@5", "ndcg", "ndcg@5", "ndcg@20"]
+    names = [
+        "rr",
+        "rr@3",
+        "rr@10",
+        "hit@1",
+        "hit@5",
+        "p@1",
+        "p@5",
+        "r@5",
+        "r@20",
+        "rprec",
+        "ap",
+        "ap@5",
+        "ndcg",
+        "ndcg@5",
+        "ndcg@20",
+    ]
     expected = to_ir_measures(run_dict, qrels_dict, names)
     result = score_run(run, qrels, names)  # some providers score unranked queries 0 too
     for name in names:
@@ -212,9 +278,13 @@ def test_matches_ir_measures_without_ties(seed: int) -> None:
         # ir_measures leaves out queries with no relevant judgement for some measures
         common = sorted(q for q in expected if name in expected[q])
         assert common
-        np.testing.assert_allclose([got[q] for q in common],
-                                   [expected[q][name] for q in common], rtol=1e-12,
-                                   atol=1e-15, err_msg=name)
+        np.testing.assert_allclose(
+            [got[q] for q in common],
+            [expected[q][name] for q in common],
+            rtol=1e-12,
+            atol=1e-15,
+            err_msg=name,
+        )
 
 
 @pytest.mark.parametrize("seed", [20, 21])
@@ -222,24 +292,37 @@ def test_matches_ranx_without_ties(seed: int) -> None:
     ranx = pytest.importorskip("ranx")
     run, qrels, run_dict, qrels_dict = make_case(seed, ties=False)
     # ranx scores only queries that are judged and ranked, with at least one relevant item
-    both = sorted(q for q in set(run_dict) & set(qrels_dict)
-                  if any(r > 0 for r in qrels_dict[q].values()))
-    names = {"rr": "mrr", "rr@5": "mrr@5", "hit@3": "hit_rate@3", "p@5": "precision@5",
-             "r@5": "recall@5", "rprec": "r-precision", "ap": "map", "ap@5": "map@5",
-             "ndcg": "ndcg", "ndcg@5": "ndcg@5"}
+    both = sorted(
+        q for q in set(run_dict) & set(qrels_dict) if any(r > 0 for r in qrels_dict[q].values())
+    )
+    names = {
+        "rr": "mrr",
+        "rr@5": "mrr@5",
+        "hit@3": "hit_rate@3",
+        "p@5": "precision@5",
+        "r@5": "recall@5",
+        "rprec": "r-precision",
+        "ap": "map",
+        "ap@5": "map@5",
+        "ndcg": "ndcg",
+        "ndcg@5": "ndcg@5",
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's type-safety warnings inside ranx
         expected = ranx.evaluate(
             ranx.Qrels({q: qrels_dict[q] for q in both}),
             ranx.Run({q: run_dict[q] for q in both}),
-            list(names.values()), return_mean=False, make_comparable=True,
+            list(names.values()),
+            return_mean=False,
+            make_comparable=True,
         )
     result = score_run(run, qrels, list(names), unranked="skip")
     rows = np.searchsorted(result.qids, both)
     assert result.qids[rows].tolist() == both
     for ours, theirs in names.items():
-        np.testing.assert_allclose(result.values[ours][rows], expected[theirs], rtol=1e-12,
-                                   atol=1e-15, err_msg=ours)
+        np.testing.assert_allclose(
+            result.values[ours][rows], expected[theirs], rtol=1e-12, atol=1e-15, err_msg=ours
+        )
 
 
 # --------------------------------------------------------------------------- ties
@@ -257,25 +340,31 @@ def test_trec_eval_issue_22_tie_broken_by_docid_descending(path: str) -> None:
     average = (1 + 1 / math.log2(3)) / 2
     for run in (run1, run2):
         assert score_run(run, qrels, "ndcg", ties="average").means["ndcg"] == pytest.approx(
-            average, rel=1e-14)
+            average, rel=1e-14
+        )
 
 
 def test_pytrec_eval_issue_56_all_equal_scores(path: str) -> None:
     # cvangysel/pytrec_eval#56: all-equal scores give MAP = nDCG = 1.0 by docid order.
     qrels = pa.table({"qid": ["q1", "q2", "q2"], "docid": ["d3", "d2", "d3"], "rel": [1, 1, 1]})
-    run = pa.table({"qid": ["q1"] * 3 + ["q2"] * 2, "docid": ["d1", "d2", "d3", "d3", "d2"],
-                    "score": [1.0] * 5})
+    run = pa.table(
+        {
+            "qid": ["q1"] * 3 + ["q2"] * 2,
+            "docid": ["d1", "d2", "d3", "d3", "d2"],
+            "score": [1.0] * 5,
+        }
+    )
     trec_like = score_run(run, qrels, "ap, ndcg")
     assert trec_like.values["ap"].tolist() == [1.0, 1.0]
     assert trec_like.values["ndcg"].tolist() == [1.0, 1.0]
     fair = score_run(run, qrels, "ap, ndcg", ties="average")
     np.testing.assert_allclose(fair.values["ap"], [(1 + 1 / 2 + 1 / 3) / 3, 1.0], rtol=1e-14)
-    np.testing.assert_allclose(fair.values["ndcg"], [(1 + 1 / math.log2(3) + 1 / 2) / 3, 1.0],
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        fair.values["ndcg"], [(1 + 1 / math.log2(3) + 1 / 2) / 3, 1.0], rtol=1e-14
+    )
 
 
-def enumerate_tie_orders(run_rows: list[tuple[str, str, float]]
-                         ) -> tuple[pa.Table, dict[str, str]]:
+def enumerate_tie_orders(run_rows: list[tuple[str, str, float]]) -> tuple[pa.Table, dict[str, str]]:
     """Every order inside every tie group, each as its own query ``qid#i`` with distinct scores.
 
     Returns the expanded run and the map from expanded to original query ids.
@@ -290,14 +379,14 @@ def enumerate_tie_orders(run_rows: list[tuple[str, str, float]]
         for docid, score in items:
             groups.setdefault(score, []).append(docid)
         ordered = [groups[s] for s in sorted(groups, reverse=True)]
-        for i, combo in enumerate(itertools.product(*(itertools.permutations(g)
-                                                      for g in ordered))):
+        for i, combo in enumerate(itertools.product(*(itertools.permutations(g) for g in ordered))):
             flat = [d for block in combo for d in block]
             name = f"{qid}#{i}"
             origin[name] = qid
             rows.extend((name, d, float(len(flat) - p)) for p, d in enumerate(flat))
-    return pa.table({"qid": [r[0] for r in rows], "docid": [r[1] for r in rows],
-                     "score": [r[2] for r in rows]}), origin
+    return pa.table(
+        {"qid": [r[0] for r in rows], "docid": [r[1] for r in rows], "score": [r[2] for r in rows]}
+    ), origin
 
 
 @pytest.mark.parametrize("seed", [30, 31, 32])
@@ -311,23 +400,36 @@ def test_average_ties_equal_enumeration_of_all_orders(seed: int, path: str) -> N
             run_rows.append((f"q{q}", f"d{d}", float(scores[d])))
         for d in rng.choice(n + 2, size=int(rng.integers(1, 4)), replace=False):
             qrel_rows.append((f"q{q}", f"d{d}", int(rng.integers(0, 4))))
-    run = pa.table({"qid": [r[0] for r in run_rows], "docid": [r[1] for r in run_rows],
-                    "score": [r[2] for r in run_rows]})
+    run = pa.table(
+        {
+            "qid": [r[0] for r in run_rows],
+            "docid": [r[1] for r in run_rows],
+            "score": [r[2] for r in run_rows],
+        }
+    )
     expanded, origin = enumerate_tie_orders(run_rows)
-    expanded_qrels = pa.table({
-        "qid": [name for name, q in origin.items() for r in qrel_rows if r[0] == q],
-        "docid": [r[1] for name, q in origin.items() for r in qrel_rows if r[0] == q],
-        "rel": [r[2] for name, q in origin.items() for r in qrel_rows if r[0] == q],
-    })
-    qrels = pa.table({"qid": [r[0] for r in qrel_rows], "docid": [r[1] for r in qrel_rows],
-                      "rel": [r[2] for r in qrel_rows]})
+    expanded_qrels = pa.table(
+        {
+            "qid": [name for name, q in origin.items() for r in qrel_rows if r[0] == q],
+            "docid": [r[1] for name, q in origin.items() for r in qrel_rows if r[0] == q],
+            "rel": [r[2] for name, q in origin.items() for r in qrel_rows if r[0] == q],
+        }
+    )
+    qrels = pa.table(
+        {
+            "qid": [r[0] for r in qrel_rows],
+            "docid": [r[1] for r in qrel_rows],
+            "rel": [r[2] for r in qrel_rows],
+        }
+    )
     fair = score_run(run, qrels, ALL_METRICS, ties="average")
     every = score_run(expanded, expanded_qrels, ALL_METRICS)
     owner = np.array([origin[q] for q in every.qids])
     for metric in ALL_METRICS:
         want = [every.values[metric.name][owner == q].mean() for q in fair.qids]
-        np.testing.assert_allclose(fair.values[metric.name], want, rtol=1e-12, atol=1e-15,
-                                   err_msg=metric.name)
+        np.testing.assert_allclose(
+            fair.values[metric.name], want, rtol=1e-12, atol=1e-15, err_msg=metric.name
+        )
 
 
 def test_constant_score_run_trec_order_and_average_noise_floor(path: str) -> None:
@@ -345,15 +447,18 @@ def test_constant_score_run_trec_order_and_average_noise_floor(path: str) -> Non
         assert fair.means[metric.name] == pytest.approx(want, rel=1e-12, abs=1e-15), metric.name
     # and the closed forms of MATH.md for G = 2, N = 6
     assert fair.means["rr"] == pytest.approx(
-        sum(math.comb(n - j, 1) / math.comb(n, 2) / j for j in range(1, n)), rel=1e-13)
+        sum(math.comb(n - j, 1) / math.comb(n, 2) / j for j in range(1, n)), rel=1e-13
+    )
     harmonic = sum(1 / i for i in range(1, n + 1))
-    assert fair.means["ap"] == pytest.approx((1 / n) * ((2 - 1) / (n - 1) * (n - harmonic)
-                                                        + harmonic), rel=1e-13)
+    assert fair.means["ap"] == pytest.approx(
+        (1 / n) * ((2 - 1) / (n - 1) * (n - harmonic) + harmonic), rel=1e-13
+    )
 
 
 def test_given_ties_follow_the_rank_column(path: str) -> None:
-    run = pa.table({"qid": ["1"] * 3, "docid": ["a", "b", "c"], "score": [1.0, 1.0, 1.0],
-                    "rank": [10, 2, 7]})
+    run = pa.table(
+        {"qid": ["1"] * 3, "docid": ["a", "b", "c"], "score": [1.0, 1.0, 1.0], "rank": [10, 2, 7]}
+    )
     qrels = pa.table({"qid": ["1"], "docid": ["c"], "rel": [1]})
     assert score_run(run, qrels, "rr", ties="given").means["rr"] == 1 / 2
     assert score_run(run, qrels, "rr").means["rr"] == 1.0  # c sorts first
@@ -364,14 +469,22 @@ def test_given_ties_follow_the_rank_column(path: str) -> None:
 
 
 def test_rank_run_average_reports_tie_groups() -> None:
-    run = pa.table({"qid": ["2", "1", "1", "1", "1"], "docid": ["z", "a", "b", "c", "d"],
-                    "score": [0.0, 3.0, 2.0, 2.0, 2.0]})
+    run = pa.table(
+        {
+            "qid": ["2", "1", "1", "1", "1"],
+            "docid": ["z", "a", "b", "c", "d"],
+            "score": [0.0, 3.0, 2.0, 2.0, 2.0],
+        }
+    )
     table = rank_run(run, ties="average")
     assert table.column_names == ["qid", "docid", "position", "score", "tie_start", "tie_size"]
     assert table.to_pydict() == {
-        "qid": ["1", "1", "1", "1", "2"], "docid": ["a", "d", "c", "b", "z"],
-        "position": [1, 2, 3, 4, 1], "score": [3.0, 2.0, 2.0, 2.0, 0.0],
-        "tie_start": [1, 2, 2, 2, 1], "tie_size": [1, 3, 3, 3, 1],
+        "qid": ["1", "1", "1", "1", "2"],
+        "docid": ["a", "d", "c", "b", "z"],
+        "position": [1, 2, 3, 4, 1],
+        "score": [3.0, 2.0, 2.0, 2.0, 0.0],
+        "tie_start": [1, 2, 2, 2, 1],
+        "tie_size": [1, 3, 3, 3, 1],
     }
     assert rank_run(run).column_names == ["qid", "docid", "position", "score"]
 
@@ -386,20 +499,33 @@ def test_negative_zero_ties_with_zero(path: str) -> None:
 # --------------------------------------------------------------------------- chunks
 
 
-UNITS = pa.table({"chunk_id": ["a#1", "a#2", "a#3", "b#1", "c#1", "c#2"],
-                  "doc_id": ["A", "A", "A", "B", "C", "C"]})
+UNITS = pa.table(
+    {
+        "chunk_id": ["a#1", "a#2", "a#3", "b#1", "c#1", "c#2"],
+        "doc_id": ["A", "A", "A", "B", "C", "C"],
+    }
+)
 
 
 def test_dedup_hand_worked_example() -> None:
     # chunks ranked a#2 (0.9), c#1 (0.8), a#1 (0.7), b#1 (0.6), c#2 (0.5), a#3 (0.4)
     # documents: A (first at a#2), C, B; three later chunks dropped
-    run = pa.table({"qid": ["1"] * 6, "docid": ["a#1", "a#2", "a#3", "b#1", "c#1", "c#2"],
-                    "score": [0.7, 0.9, 0.4, 0.6, 0.8, 0.5]})
+    run = pa.table(
+        {
+            "qid": ["1"] * 6,
+            "docid": ["a#1", "a#2", "a#3", "b#1", "c#1", "c#2"],
+            "score": [0.7, 0.9, 0.4, 0.6, 0.8, 0.5],
+        }
+    )
     qrels = pa.table({"qid": ["1", "1"], "docid": ["B", "a#1"], "rel": [1, 1]})
     ranking = rank_run(run, units=UNITS)
-    assert ranking.to_pydict() == {"qid": ["1"] * 3, "docid": ["A", "C", "B"],
-                                   "position": [1, 2, 3], "score": [0.9, 0.8, 0.6],
-                                   "chunk_id": ["a#2", "c#1", "b#1"]}
+    assert ranking.to_pydict() == {
+        "qid": ["1"] * 3,
+        "docid": ["A", "C", "B"],
+        "position": [1, 2, 3],
+        "score": [0.9, 0.8, 0.6],
+        "chunk_id": ["a#2", "c#1", "b#1"],
+    }
     result = score_run(run, qrels, "rr, p@3", units=UNITS)
     assert result.values["rr"].tolist() == [1 / 3]  # B is third; 'a#1' is not a document
     assert result.values["p@3"].tolist() == [1 / 3]
@@ -408,19 +534,24 @@ def test_dedup_hand_worked_example() -> None:
 
 def test_dedup_first_occurrence_wins_over_later_better_grades() -> None:
     # a document's position is that of its first chunk, whatever its other chunks do
-    run = pa.table({"qid": ["1"] * 4, "docid": ["b#1", "a#1", "c#1", "a#2"],
-                    "score": [4.0, 3.0, 2.0, 1.0]})
+    run = pa.table(
+        {"qid": ["1"] * 4, "docid": ["b#1", "a#1", "c#1", "a#2"], "score": [4.0, 3.0, 2.0, 1.0]}
+    )
     qrels = pa.table({"qid": ["1"], "docid": ["A"], "rel": [1]})
     assert score_run(run, qrels, "rr", units=UNITS).means["rr"] == 1 / 2
     under_given = run.append_column("rank", pa.array([4, 3, 1, 2]))
     # by rank: c#1, a#2, a#1, b#1 -> C, A, B
     assert score_run(under_given, qrels, "rr", units=UNITS, ties="given").means["rr"] == 1 / 2
     assert rank_run(under_given, units=UNITS, ties="given").column("chunk_id").to_pylist() == [
-        "c#1", "a#2", "b#1"]
+        "c#1",
+        "a#2",
+        "b#1",
+    ]
 
 
-def dedup_reference(run_rows: list[tuple[str, str, float]], units: dict[str, str]
-                    ) -> dict[str, dict[str, float]]:
+def dedup_reference(
+    run_rows: list[tuple[str, str, float]], units: dict[str, str]
+) -> dict[str, dict[str, float]]:
     """Pure Python: trec_eval order of chunks, first chunk of each document, new scores that
     keep that order (decreasing integers)."""
     out: dict[str, dict[str, float]] = {}
@@ -452,11 +583,20 @@ def test_dedup_matches_a_pure_python_reference(seed: int) -> None:
         judged = rng.choice(n_docs, size=4, replace=False)
         qrels_dict[f"q{q}"] = {f"D{d}": int(rng.integers(0, 4)) for d in judged}
     del qrels_dict["q14"]  # a ranked query without judgements: ignored
-    run = pa.table({"qid": [r[0] for r in run_rows], "docid": [r[1] for r in run_rows],
-                    "score": [r[2] for r in run_rows]})
-    qrels = pa.table({"qid": [q for q in qrels_dict for _ in qrels_dict[q]],
-                      "docid": [d for q in qrels_dict for d in qrels_dict[q]],
-                      "rel": [r for q in qrels_dict for r in qrels_dict[q].values()]})
+    run = pa.table(
+        {
+            "qid": [r[0] for r in run_rows],
+            "docid": [r[1] for r in run_rows],
+            "score": [r[2] for r in run_rows],
+        }
+    )
+    qrels = pa.table(
+        {
+            "qid": [q for q in qrels_dict for _ in qrels_dict[q]],
+            "docid": [d for q in qrels_dict for d in qrels_dict[q]],
+            "rel": [r for q in qrels_dict for r in qrels_dict[q].values()],
+        }
+    )
     units_t = pa.table({"chunk_id": list(units), "doc_id": list(units.values())})
     result = score_run(run, qrels, list(TREC_METRICS), units=units_t, unranked="skip")
     expected = trec(dedup_reference(run_rows, units), qrels_dict)
@@ -472,17 +612,23 @@ def test_average_with_units_averages_over_documents_sharing_a_best_score() -> No
     # A has chunks at 2.0 and 2.0, B one chunk at 2.0, C one at 1.0 (but a 2.0 chunk of C
     # would tie it). Documents tie at best score 2.0: A and B, each first with probability
     # 1/2 (not 2/3 as a random order of the three tied chunks would give A).
-    run = pa.table({"qid": ["1"] * 4, "docid": ["a#1", "a#2", "b#1", "c#1"],
-                    "score": [2.0, 2.0, 2.0, 1.0]})
+    run = pa.table(
+        {"qid": ["1"] * 4, "docid": ["a#1", "a#2", "b#1", "c#1"], "score": [2.0, 2.0, 2.0, 1.0]}
+    )
     qrels = pa.table({"qid": ["1"], "docid": ["A"], "rel": [1]})
     result = score_run(run, qrels, "rr, ap", units=UNITS, ties="average")
     assert result.values["rr"].tolist() == [0.75]
     assert result.values["ap"].tolist() == [0.75]
     table = rank_run(run, units=UNITS, ties="average")
-    assert table.to_pydict() == {"qid": ["1"] * 3, "docid": ["B", "A", "C"],
-                                 "position": [1, 2, 3], "score": [2.0, 2.0, 1.0],
-                                 "chunk_id": ["b#1", "a#2", "c#1"], "tie_start": [1, 1, 3],
-                                 "tie_size": [2, 2, 1]}
+    assert table.to_pydict() == {
+        "qid": ["1"] * 3,
+        "docid": ["B", "A", "C"],
+        "position": [1, 2, 3],
+        "score": [2.0, 2.0, 1.0],
+        "chunk_id": ["b#1", "a#2", "c#1"],
+        "tie_start": [1, 1, 3],
+        "tie_size": [2, 2, 1],
+    }
 
 
 # --------------------------------------------------------------------------- results
@@ -535,30 +681,51 @@ def raises(message: str) -> pytest.RaisesContext:  # type: ignore[type-arg]
 
 
 def test_duplicate_documents_in_a_run() -> None:
-    run = pa.table({"qid": ["1", "1", "2", "1", "2"], "docid": ["a", "b", "x", "a", "x"],
-                    "score": [3.0, 2.0, 1.0, 0.5, 0.2], "line": [11, 12, 13, 14, 15]})
-    with raises("run.trec: query '1' ranks the document 'a' twice (line 11 and line 14); a run"
-                " must rank a document at most once per query (2 duplicated pairs in all)."):
+    run = pa.table(
+        {
+            "qid": ["1", "1", "2", "1", "2"],
+            "docid": ["a", "b", "x", "a", "x"],
+            "score": [3.0, 2.0, 1.0, 0.5, 0.2],
+            "line": [11, 12, 13, 14, 15],
+        }
+    )
+    with raises(
+        "run.trec: query '1' ranks the document 'a' twice (line 11 and line 14); a run"
+        " must rank a document at most once per query (2 duplicated pairs in all)."
+    ):
         score_run(run, QRELS, "rr", run_name="run.trec")
     no_lines = run.drop_columns(["line"]).slice(0, 4)
-    with raises("run: query '1' ranks the document 'a' twice (row 1 and row 4); a run must"
-                " rank a document at most once per query."):
+    with raises(
+        "run: query '1' ranks the document 'a' twice (row 1 and row 4); a run must"
+        " rank a document at most once per query."
+    ):
         rank_run(no_lines)
 
 
 def test_conflicting_judgements() -> None:
-    qrels = pa.table({"qid": ["1", "1", "1"], "docid": ["a", "a", "a"], "rel": [1, 1, 2],
-                      "line": [3, 4, 9]})
-    with raises("qrels.txt: query '1' judges the document 'a' twice with different grades"
-                " (1 at line 3, 2 at line 9)."):
+    qrels = pa.table(
+        {"qid": ["1", "1", "1"], "docid": ["a", "a", "a"], "rel": [1, 1, 2], "line": [3, 4, 9]}
+    )
+    with raises(
+        "qrels.txt: query '1' judges the document 'a' twice with different grades"
+        " (1 at line 3, 2 at line 9)."
+    ):
         score_run(RUN, qrels, "rr", qrels_name="qrels.txt")
 
 
 def test_missing_chunks() -> None:
-    run = pa.table({"qid": ["1"] * 5, "docid": ["a#1", "zz", "yy", "zz2", "ww"],
-                    "score": [5.0, 4.0, 3.0, 2.0, 1.0], "line": [1, 2, 3, 4, 5]})
-    with raises("run: 4 ranked chunk ids are missing from chunks.tsv, first 'zz' (line 2),"
-                " 'yy' (line 3), 'zz2' (line 4); every ranked chunk must map to a document."):
+    run = pa.table(
+        {
+            "qid": ["1"] * 5,
+            "docid": ["a#1", "zz", "yy", "zz2", "ww"],
+            "score": [5.0, 4.0, 3.0, 2.0, 1.0],
+            "line": [1, 2, 3, 4, 5],
+        }
+    )
+    with raises(
+        "run: 4 ranked chunk ids are missing from chunks.tsv, first 'zz' (line 2),"
+        " 'yy' (line 3), 'zz2' (line 4); every ranked chunk must map to a document."
+    ):
         score_run(run, QRELS, "rr", units=UNITS, units_name="chunks.tsv")
 
 
@@ -569,22 +736,33 @@ def test_conflicting_units() -> None:
 
 
 def test_unusable_scores_and_ranks() -> None:
-    run = pa.table({"qid": ["1", "1", "1"], "docid": ["a", "b", "c"],
-                    "score": [1.0, float("nan"), None], "rank": [1, 2, 2]})
-    with raises("run: 2 rows have no usable score (null or NaN), the first at row 2; to rank"
-                " by the rank column, use ties='given'."):
+    run = pa.table(
+        {
+            "qid": ["1", "1", "1"],
+            "docid": ["a", "b", "c"],
+            "score": [1.0, float("nan"), None],
+            "rank": [1, 2, 2],
+        }
+    )
+    with raises(
+        "run: 2 rows have no usable score (null or NaN), the first at row 2; to rank"
+        " by the rank column, use ties='given'."
+    ):
         score_run(run, QRELS, "rr")
-    with raises("run: query '1' has two documents at rank 2 (row 2 and row 3); the tie policy"
-                " 'given' needs distinct ranks within a query."):
+    with raises(
+        "run: query '1' has two documents at rank 2 (row 2 and row 3); the tie policy"
+        " 'given' needs distinct ranks within a query."
+    ):
         score_run(run, QRELS, "rr", ties="given")
-    with raises("run: the tie policy 'given' orders by the rank column, but 2 rows have no"
-                " rank, the first at row 1."):
+    with raises(
+        "run: the tie policy 'given' orders by the rank column, but 2 rows have no"
+        " rank, the first at row 1."
+    ):
         score_run(RUN, QRELS, "rr", ties="given")
 
 
 def test_null_ids() -> None:
-    run = pa.table({"qid": ["1", None], "docid": ["a", "b"], "score": [1.0, 2.0],
-                    "line": [7, 8]})
+    run = pa.table({"qid": ["1", None], "docid": ["a", "b"], "score": [1.0, 2.0], "line": [7, 8]})
     with raises("run: 1 rows have no qid or docid, the first at line 8."):
         score_run(run, QRELS, "rr")
     qrels = pa.table({"qid": ["1"], "docid": ["a"], "rel": pa.array([None], pa.int64())})
@@ -611,19 +789,26 @@ def test_parameter_errors() -> None:
     def bad(message: str) -> pytest.RaisesContext:  # type: ignore[type-arg]
         return pytest.raises(ParameterError, match="^" + re.escape(message) + "$")
 
-    with bad("The 'ties' parameter of score_run must be one of 'trec_eval', 'given', 'average'."
-             " Got 'random' instead."):
+    with bad(
+        "The 'ties' parameter of score_run must be one of 'trec_eval', 'given', 'average'."
+        " Got 'random' instead."
+    ):
         score_run(RUN, QRELS, "rr", ties="random")
-    with bad("The 'unranked' parameter of score_run must be one of 'zero', 'skip'. Got 'drop'"
-             " instead."):
+    with bad(
+        "The 'unranked' parameter of score_run must be one of 'zero', 'skip'. Got 'drop' instead."
+    ):
         score_run(RUN, QRELS, "rr", unranked="drop")
-    with bad("The 'ties' parameter of rank_run must be one of 'trec_eval', 'given', 'average'."
-             " Got None instead."):
+    with bad(
+        "The 'ties' parameter of rank_run must be one of 'trec_eval', 'given', 'average'."
+        " Got None instead."
+    ):
         rank_run(RUN, ties=None)  # type: ignore[arg-type]
     with bad("The 'run' parameter of score_run must be a pyarrow Table. Got dict instead."):
         score_run({"qid": []}, QRELS, "rr")  # type: ignore[arg-type]
-    with bad("The 'metrics' parameter of score_run must be a metric spelling, a Metric or a"
-             " sequence of them. Got int instead."):
+    with bad(
+        "The 'metrics' parameter of score_run must be a metric spelling, a Metric or a"
+        " sequence of them. Got int instead."
+    ):
         score_run(RUN, QRELS, 5)  # type: ignore[arg-type]
     with bad("The 'run_name' parameter of score_run must be a non-empty str. Got '' instead."):
         score_run(RUN, QRELS, "rr", run_name="")
@@ -650,8 +835,13 @@ def test_seven_million_rows() -> None:
     docid = pa.array(np.char.mod("d%d", np.arange(n_q * n_d)))
     run = pa.table({"qid": qid, "docid": docid, "score": (n_d - position).astype(np.float64)})
     picked = rng.choice(n_d, n_q) + np.arange(n_q) * n_d
-    qrels = pa.table({"qid": qid.take(pa.array(picked)), "docid": docid.take(pa.array(picked)),
-                      "rel": np.ones(n_q, dtype=np.int64)})
+    qrels = pa.table(
+        {
+            "qid": qid.take(pa.array(picked)),
+            "docid": docid.take(pa.array(picked)),
+            "rel": np.ones(n_q, dtype=np.int64),
+        }
+    )
     want = np.where(position[picked] <= 10, 1.0 / position[picked], 0.0)
     for ties in ("trec_eval", "average"):
         result = score_run(run, qrels, "rr@10", ties=ties)
@@ -668,14 +858,24 @@ def test_a_parquet_dataset_scores_like_the_table_with_a_memory_limit(tmp_path):
 
     rng = np.random.default_rng(3)
     n = 5_000
-    run = conform(pa.table({
-        "qid": [f"q{i % 50}" for i in range(n)],
-        "docid": [f"d{i}" for i in range(n)],
-        "score": rng.random(n),
-        "line": np.arange(1, n + 1),
-    }), "run")
-    qrels = pa.table({"qid": [f"q{i}" for i in range(50)],
-                      "docid": [f"d{i * 7}" for i in range(50)], "rel": [1] * 50})
+    run = conform(
+        pa.table(
+            {
+                "qid": [f"q{i % 50}" for i in range(n)],
+                "docid": [f"d{i}" for i in range(n)],
+                "score": rng.random(n),
+                "line": np.arange(1, n + 1),
+            }
+        ),
+        "run",
+    )
+    qrels = pa.table(
+        {
+            "qid": [f"q{i}" for i in range(50)],
+            "docid": [f"d{i * 7}" for i in range(50)],
+            "rel": [1] * 50,
+        }
+    )
     path = tmp_path / "run.parquet"
     pq.write_table(run, path, row_group_size=1_000)
     lazy = score_run(pads.dataset(path), qrels, "rr@10, ap", memory_limit="200MB")
@@ -691,14 +891,28 @@ def test_a_dataset_with_a_duplicate_names_its_lines(tmp_path):
 
     from evalvalidity.io.tables import conform
 
-    run = conform(pa.table({"qid": ["1", "1", "1"], "docid": ["a", "b", "a"],
-                            "score": [3.0, 2.0, 1.0], "line": [4, 5, 9]}), "run")
+    run = conform(
+        pa.table(
+            {
+                "qid": ["1", "1", "1"],
+                "docid": ["a", "b", "a"],
+                "score": [3.0, 2.0, 1.0],
+                "line": [4, 5, 9],
+            }
+        ),
+        "run",
+    )
     pq.write_table(run, tmp_path / "run.parquet")
     qrels = pa.table({"qid": ["1"], "docid": ["a"], "rel": [1]})
     with pytest.raises(InputDataError, match=r"ranks the document 'a' twice \(line 4 and line 9\)"):
         score_run(pads.dataset(tmp_path / "run.parquet"), qrels, "rr@10", run_name="big.trec")
     with pytest.raises(ParameterError, match="must have the run schema; missing or mistyped"):
-        score_run(pads.dataset(tmp_path / "run.parquet").replace_schema(
-            pa.schema([("qid", pa.string())])), qrels, "rr@10")
+        score_run(
+            pads.dataset(tmp_path / "run.parquet").replace_schema(
+                pa.schema([("qid", pa.string())])
+            ),
+            qrels,
+            "rr@10",
+        )
     with pytest.raises(ParameterError, match="must be a size such as '2GB'. Got 5 instead."):
         score_run(run, qrels, "rr@10", memory_limit=5)

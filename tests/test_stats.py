@@ -62,11 +62,20 @@ def test_t_interval_matches_scipy(confidence: float) -> None:
 def test_bootstrap_interval_agrees_with_scipy_bootstrap(kind: str) -> None:
     values = np.random.default_rng(2).exponential(size=30) ** 2
     reference = sps.bootstrap(
-        (values,), np.mean, confidence_level=0.9, n_resamples=40_000,
-        method="BCa" if kind == "bca" else "percentile", rng=np.random.default_rng(3),
+        (values,),
+        np.mean,
+        confidence_level=0.9,
+        n_resamples=40_000,
+        method="BCa" if kind == "bca" else "percentile",
+        rng=np.random.default_rng(3),
     ).confidence_interval
-    interval = mean_interval(values, confidence=0.9, bootstrap_method=kind, n_resamples=40_000,
-                             rng=np.random.default_rng(4))
+    interval = mean_interval(
+        values,
+        confidence=0.9,
+        bootstrap_method=kind,
+        n_resamples=40_000,
+        rng=np.random.default_rng(4),
+    )
     width = reference.high - reference.low
     assert interval.method == kind
     assert interval.estimate == pytest.approx(values.mean())
@@ -141,13 +150,34 @@ def test_interval_format() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"confidence": 2}, "The 'confidence' parameter of mean_interval must be a float in (0, 1). Got 2 instead."),
-        ({"confidence": True}, "The 'confidence' parameter of mean_interval must be a float in (0, 1). Got True instead."),
-        ({"method": "normal"}, "The 'method' parameter of mean_interval must be one of 'bootstrap', 't'. Got 'normal' instead."),
-        ({"bootstrap_method": "BCa"}, "The 'bootstrap_method' parameter of mean_interval must be one of 'bca', 'percentile'. Got 'BCa' instead."),
-        ({"n_resamples": 0}, "The 'n_resamples' parameter of mean_interval must be an int >= 1. Got 0 instead."),
-        ({"n_resamples": 10.0}, "The 'n_resamples' parameter of mean_interval must be an int >= 1. Got 10.0 instead."),
-        ({"rng": "seed"}, "The 'rng' parameter of mean_interval must be a numpy.random.Generator, an int seed >= 0 or None. Got 'seed' instead."),
+        (
+            {"confidence": 2},
+            "The 'confidence' parameter of mean_interval must be a float in (0, 1). Got 2 instead.",
+        ),
+        (
+            {"confidence": True},
+            "The 'confidence' parameter of mean_interval must be a float in (0, 1). Got True instead.",
+        ),
+        (
+            {"method": "normal"},
+            "The 'method' parameter of mean_interval must be one of 'bootstrap', 't'. Got 'normal' instead.",
+        ),
+        (
+            {"bootstrap_method": "BCa"},
+            "The 'bootstrap_method' parameter of mean_interval must be one of 'bca', 'percentile'. Got 'BCa' instead.",
+        ),
+        (
+            {"n_resamples": 0},
+            "The 'n_resamples' parameter of mean_interval must be an int >= 1. Got 0 instead.",
+        ),
+        (
+            {"n_resamples": 10.0},
+            "The 'n_resamples' parameter of mean_interval must be an int >= 1. Got 10.0 instead.",
+        ),
+        (
+            {"rng": "seed"},
+            "The 'rng' parameter of mean_interval must be a numpy.random.Generator, an int seed >= 0 or None. Got 'seed' instead.",
+        ),
     ],
 )
 def test_mean_interval_parameter_errors(kwargs: dict[str, object], message: str) -> None:
@@ -159,10 +189,22 @@ def test_mean_interval_parameter_errors(kwargs: dict[str, object], message: str)
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ([0.1], "The 'values' parameter of mean_interval must be a 1-D array of at least 2 numbers. Got shape (1,) instead."),
-        ([[0.1, 0.2]], "The 'values' parameter of mean_interval must be a 1-D array of at least 2 numbers. Got shape (1, 2) instead."),
-        (["0.1", "0.2"], "The 'values' parameter of mean_interval must be a 1-D array of numbers. Got dtype <U3 instead."),
-        ([0.1, math.nan, 0.3, math.inf], "The 'values' parameter of mean_interval must hold finite numbers. Got 2 NaN or infinite value(s) instead, the first at position 1."),
+        (
+            [0.1],
+            "The 'values' parameter of mean_interval must be a 1-D array of at least 2 numbers. Got shape (1,) instead.",
+        ),
+        (
+            [[0.1, 0.2]],
+            "The 'values' parameter of mean_interval must be a 1-D array of at least 2 numbers. Got shape (1, 2) instead.",
+        ),
+        (
+            ["0.1", "0.2"],
+            "The 'values' parameter of mean_interval must be a 1-D array of numbers. Got dtype <U3 instead.",
+        ),
+        (
+            [0.1, math.nan, 0.3, math.inf],
+            "The 'values' parameter of mean_interval must hold finite numbers. Got 2 NaN or infinite value(s) instead, the first at position 1.",
+        ),
     ],
 )
 def test_mean_interval_value_errors(values: object, message: str) -> None:
@@ -178,8 +220,9 @@ def test_ratio_delta_with_exact_variances_matches_the_formula() -> None:
     measured = np.array([0.0, 1.0, 0.5, 0.0, 0.2])
     expected = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
     variance = np.array([0.05, 0.1, 0.08, 0.09, 0.04])
-    interval = ratio_interval(measured, denominator_exact=expected, numerator_variance=variance,
-                              confidence=0.9)
+    interval = ratio_interval(
+        measured, denominator_exact=expected, numerator_variance=variance, confidence=0.9
+    )
     ratio = measured.mean() / expected.mean()
     se = math.sqrt(variance.sum()) / (5 * expected.mean())
     z = sps.norm.ppf(0.95)
@@ -214,8 +257,14 @@ def test_ratio_delta_with_paired_sampled_denominator_matches_covariance_form() -
 @pytest.mark.parametrize("kind", ["bca", "percentile"])
 def test_ratio_bootstrap_over_a_constant_is_the_mean_bootstrap_rescaled(kind: str) -> None:
     values = np.random.default_rng(21).exponential(size=12)
-    ratio = ratio_interval(values, denominator_exact=2.0, method="bootstrap",
-                           bootstrap_method=kind, n_resamples=3_000, rng=5)
+    ratio = ratio_interval(
+        values,
+        denominator_exact=2.0,
+        method="bootstrap",
+        bootstrap_method=kind,
+        n_resamples=3_000,
+        rng=5,
+    )
     mean = mean_interval(values, bootstrap_method=kind, n_resamples=3_000, rng=5)
     assert ratio.method == kind
     assert ratio.estimate == pytest.approx(mean.estimate / 2.0, rel=1e-12)
@@ -243,8 +292,9 @@ def test_ratio_delta_covers_one_for_random_rankings() -> None:
     repetitions = 400
     for _ in range(repetitions):
         measured = random_rr_at_10(pools, rng)
-        exact_hits += ratio_interval(measured, denominator_exact=expected,
-                                     numerator_variance=variance).contains(1.0)
+        exact_hits += ratio_interval(
+            measured, denominator_exact=expected, numerator_variance=variance
+        ).contains(1.0)
         sample_hits += ratio_interval(measured, denominator_exact=expected).contains(1.0)
     assert 0.92 <= exact_hits / repetitions <= 0.98
     # From the sample the standard error of so skewed a metric runs low (coverage ~0.88 here):
@@ -264,27 +314,66 @@ def test_ratio_of_constant_values_warns() -> None:
 @pytest.mark.parametrize(
     ("args", "kwargs", "error", "message"),
     [
-        (([0.1, 0.2],), {}, ParameterError,
-         "ratio_interval needs exactly one of 'denominator_values' (sampled per-query values) and 'denominator_exact' (exact per-query expectations)."),
-        (([0.1, 0.2], [0.1, 0.2]), {"denominator_exact": 0.1}, ParameterError,
-         "ratio_interval needs exactly one of 'denominator_values' (sampled per-query values) and 'denominator_exact' (exact per-query expectations)."),
-        (([0.1, 0.2], [0.1, 0.2, 0.3]), {}, ParameterError,
-         "The 'numerator_values' and 'denominator_values' parameters of ratio_interval must hold one value per query for the same queries. Got 2 and 3 values instead."),
-        (([0.1, 0.2],), {"denominator_exact": [0.1, 0.2, 0.3]}, ParameterError,
-         "The 'denominator_exact' parameter of ratio_interval must be a number or hold one value per query (2). Got 3 values instead."),
-        (([0.1, 0.2],), {"denominator_exact": math.nan}, ParameterError,
-         "The 'denominator_exact' parameter of ratio_interval must be finite. Got nan instead."),
-        (([0.1, 0.2],), {"denominator_exact": 0.0}, ParameterError,
-         "The denominator of ratio_interval must have a mean > 0. Got 0.0 instead."),
-        (([0.1, 0.2],), {"denominator_exact": 0.1, "numerator_variance": [0.1, -0.2]}, ParameterError,
-         "The 'numerator_variance' parameter of ratio_interval must hold variances >= 0. Got -0.2 instead."),
-        (([0.1, 0.2],), {"denominator_exact": 0.1, "numerator_variance": 0.1, "method": "bootstrap"},
-         ParameterError,
-         "The 'numerator_variance' parameter of ratio_interval is used only with 'denominator_exact' and method='delta'."),
-        (([0.1, 0.2], [0.1, 0.2]), {"numerator_variance": 0.1}, ParameterError,
-         "The 'numerator_variance' parameter of ratio_interval is used only with 'denominator_exact' and method='delta'."),
-        (([0.1, 0.2],), {"denominator_exact": 0.1, "method": "fieller"}, ParameterError,
-         "The 'method' parameter of ratio_interval must be one of 'delta', 'bootstrap'. Got 'fieller' instead."),
+        (
+            ([0.1, 0.2],),
+            {},
+            ParameterError,
+            "ratio_interval needs exactly one of 'denominator_values' (sampled per-query values) and 'denominator_exact' (exact per-query expectations).",
+        ),
+        (
+            ([0.1, 0.2], [0.1, 0.2]),
+            {"denominator_exact": 0.1},
+            ParameterError,
+            "ratio_interval needs exactly one of 'denominator_values' (sampled per-query values) and 'denominator_exact' (exact per-query expectations).",
+        ),
+        (
+            ([0.1, 0.2], [0.1, 0.2, 0.3]),
+            {},
+            ParameterError,
+            "The 'numerator_values' and 'denominator_values' parameters of ratio_interval must hold one value per query for the same queries. Got 2 and 3 values instead.",
+        ),
+        (
+            ([0.1, 0.2],),
+            {"denominator_exact": [0.1, 0.2, 0.3]},
+            ParameterError,
+            "The 'denominator_exact' parameter of ratio_interval must be a number or hold one value per query (2). Got 3 values instead.",
+        ),
+        (
+            ([0.1, 0.2],),
+            {"denominator_exact": math.nan},
+            ParameterError,
+            "The 'denominator_exact' parameter of ratio_interval must be finite. Got nan instead.",
+        ),
+        (
+            ([0.1, 0.2],),
+            {"denominator_exact": 0.0},
+            ParameterError,
+            "The denominator of ratio_interval must have a mean > 0. Got 0.0 instead.",
+        ),
+        (
+            ([0.1, 0.2],),
+            {"denominator_exact": 0.1, "numerator_variance": [0.1, -0.2]},
+            ParameterError,
+            "The 'numerator_variance' parameter of ratio_interval must hold variances >= 0. Got -0.2 instead.",
+        ),
+        (
+            ([0.1, 0.2],),
+            {"denominator_exact": 0.1, "numerator_variance": 0.1, "method": "bootstrap"},
+            ParameterError,
+            "The 'numerator_variance' parameter of ratio_interval is used only with 'denominator_exact' and method='delta'.",
+        ),
+        (
+            ([0.1, 0.2], [0.1, 0.2]),
+            {"numerator_variance": 0.1},
+            ParameterError,
+            "The 'numerator_variance' parameter of ratio_interval is used only with 'denominator_exact' and method='delta'.",
+        ),
+        (
+            ([0.1, 0.2],),
+            {"denominator_exact": 0.1, "method": "fieller"},
+            ParameterError,
+            "The 'method' parameter of ratio_interval must be one of 'delta', 'bootstrap'. Got 'fieller' instead.",
+        ),
     ],
 )
 def test_ratio_interval_errors(
@@ -299,8 +388,14 @@ def test_ratio_bootstrap_with_zero_denominators_is_an_input_error() -> None:
     numerator = [0.5, 0.1, 0.2, 0.4]
     denominator = [1.0, 0.0, 0.0, 0.0]
     with pytest.raises(InputDataError, match=r"^ratio_interval: \d+ of 2000 bootstrap resamples"):
-        ratio_interval(numerator, denominator, method="bootstrap", bootstrap_method="percentile",
-                       n_resamples=2_000, rng=1)
+        ratio_interval(
+            numerator,
+            denominator,
+            method="bootstrap",
+            bootstrap_method="percentile",
+            n_resamples=2_000,
+            rng=1,
+        )
     with pytest.raises(InputDataError, match="use bootstrap_method='percentile'"):
         # Leaving out the single nonzero denominator leaves a zero mean.
         ratio_interval(numerator, denominator, method="bootstrap", n_resamples=200, rng=1)
@@ -323,10 +418,12 @@ def test_z_against_floor_is_standard_normal_for_random_rankings() -> None:
     rng = np.random.default_rng(30)
     pools = rng.integers(10, 100, size=200)
     expected, variance = rr_floor(pools)
-    zs = np.array([
-        z_against_floor(float(random_rr_at_10(pools, rng).mean()), expected, variance).z
-        for _ in range(500)
-    ])
+    zs = np.array(
+        [
+            z_against_floor(float(random_rr_at_10(pools, rng).mean()), expected, variance).z
+            for _ in range(500)
+        ]
+    )
     assert abs(zs.mean()) < 0.15
     assert 0.9 < zs.std() < 1.1
 
@@ -341,14 +438,26 @@ def test_z_against_floor_zero_variance_warns() -> None:
 @pytest.mark.parametrize(
     ("args", "kwargs", "message"),
     [
-        ((math.nan, 0.2, [0.1]), {},
-         "The 'measured_mean' parameter of z_against_floor must be a finite float. Got nan instead."),
-        ((0.3, 0.2, [0.1, -0.1]), {},
-         "The 'variance_per_query' parameter of z_against_floor must hold variances >= 0. Got -0.1 instead."),
-        ((0.3, [0.2, 0.1, 0.1], [0.1, 0.1]), {},
-         "The 'expected' parameter of z_against_floor must be a number or hold one value per query (2). Got 3 values instead."),
-        ((0.3, 0.2, [0.1]), {"n_seeds": 0},
-         "The 'n_seeds' parameter of z_against_floor must be an int >= 1. Got 0 instead."),
+        (
+            (math.nan, 0.2, [0.1]),
+            {},
+            "The 'measured_mean' parameter of z_against_floor must be a finite float. Got nan instead.",
+        ),
+        (
+            (0.3, 0.2, [0.1, -0.1]),
+            {},
+            "The 'variance_per_query' parameter of z_against_floor must hold variances >= 0. Got -0.1 instead.",
+        ),
+        (
+            (0.3, [0.2, 0.1, 0.1], [0.1, 0.1]),
+            {},
+            "The 'expected' parameter of z_against_floor must be a number or hold one value per query (2). Got 3 values instead.",
+        ),
+        (
+            (0.3, 0.2, [0.1]),
+            {"n_seeds": 0},
+            "The 'n_seeds' parameter of z_against_floor must be an int >= 1. Got 0 instead.",
+        ),
     ],
 )
 def test_z_against_floor_errors(
@@ -366,8 +475,15 @@ def scipy_exact_p(a: np.ndarray, b: np.ndarray) -> float:
     def statistic(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
         return np.mean(x - y, axis=axis)
 
-    return float(sps.permutation_test((a, b), statistic, permutation_type="samples",
-                                      n_resamples=np.inf, alternative="two-sided").pvalue)
+    return float(
+        sps.permutation_test(
+            (a, b),
+            statistic,
+            permutation_type="samples",
+            n_resamples=np.inf,
+            alternative="two-sided",
+        ).pvalue
+    )
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -425,11 +541,14 @@ def test_monte_carlo_p_value_is_never_zero() -> None:
 
 def test_randomization_p_values_are_uniform_under_the_null() -> None:
     rng = np.random.default_rng(42)
-    p_values = np.array([
-        paired_randomization_test(rng.uniform(size=20), rng.uniform(size=20),
-                                  n_resamples=499, rng=rng).p_value
-        for _ in range(300)
-    ])
+    p_values = np.array(
+        [
+            paired_randomization_test(
+                rng.uniform(size=20), rng.uniform(size=20), n_resamples=499, rng=rng
+            ).p_value
+            for _ in range(300)
+        ]
+    )
     assert sps.kstest(p_values, "uniform").pvalue > 0.001
     assert 0.02 <= np.mean(p_values <= 0.05) <= 0.09
 
@@ -444,12 +563,21 @@ def test_randomization_detects_a_real_difference() -> None:
 @pytest.mark.parametrize(
     ("a", "b", "message"),
     [
-        ([0.1, 0.2], [0.1, 0.2, 0.3],
-         "The 'a' and 'b' parameters of paired_randomization_test must hold one value per query for the same queries. Got 2 and 3 values instead."),
-        ([0.1], [0.2],
-         "The 'a' parameter of paired_randomization_test must be a 1-D array of at least 2 numbers. Got shape (1,) instead."),
-        ([0.1, 0.2], [0.1, math.nan],
-         "The 'b' parameter of paired_randomization_test must hold finite numbers. Got 1 NaN or infinite value(s) instead, the first at position 1."),
+        (
+            [0.1, 0.2],
+            [0.1, 0.2, 0.3],
+            "The 'a' and 'b' parameters of paired_randomization_test must hold one value per query for the same queries. Got 2 and 3 values instead.",
+        ),
+        (
+            [0.1],
+            [0.2],
+            "The 'a' parameter of paired_randomization_test must be a 1-D array of at least 2 numbers. Got shape (1,) instead.",
+        ),
+        (
+            [0.1, 0.2],
+            [0.1, math.nan],
+            "The 'b' parameter of paired_randomization_test must hold finite numbers. Got 1 NaN or infinite value(s) instead, the first at position 1.",
+        ),
     ],
 )
 def test_randomization_errors(a: list[float], b: list[float], message: str) -> None:
@@ -502,7 +630,9 @@ def test_holm_and_bh_known_examples() -> None:
     p = np.array([0.01, 0.04, 0.03, 0.5])
     assert _holm(p).tolist() == pytest.approx([0.04, 0.09, 0.09, 0.5])
     assert _holm(p).tolist() == pytest.approx(naive_holm(p.tolist()))
-    assert _benjamini_hochberg(p).tolist() == pytest.approx([0.04, 0.05333333333, 0.05333333333, 0.5])
+    assert _benjamini_hochberg(p).tolist() == pytest.approx(
+        [0.04, 0.05333333333, 0.05333333333, 0.5]
+    )
     random_p = np.random.default_rng(60).uniform(size=30) ** 3
     assert _benjamini_hochberg(random_p) == pytest.approx(sps.false_discovery_control(random_p))
     assert _holm(random_p) == pytest.approx(naive_holm(random_p.tolist()))
@@ -520,7 +650,9 @@ def test_compare_runs_with_t_tests(correction: str) -> None:
     }
     result = compare_runs(runs, test="t", correction=correction, alpha=0.05)
     assert isinstance(result, RunComparison)
-    assert [(r.system_a, r.system_b) for r in result.rows] == list(itertools.combinations("abcd", 2))
+    assert [(r.system_a, r.system_b) for r in result.rows] == list(
+        itertools.combinations("abcd", 2)
+    )
     raw = [sps.ttest_rel(runs[r.system_a], runs[r.system_b]).pvalue for r in result.rows]
     assert [r.p_value for r in result.rows] == pytest.approx(raw, rel=1e-10)
     expected_adjusted = {
@@ -533,7 +665,11 @@ def test_compare_runs_with_t_tests(correction: str) -> None:
         assert row.significant == (row.adjusted_p_value <= 0.05)
         size = effect_sizes(runs[row.system_a], runs[row.system_b])
         assert (row.difference, row.low, row.high, row.cohens_dz) == (
-            size.mean_difference, size.interval.low, size.interval.high, size.cohens_dz)
+            size.mean_difference,
+            size.interval.low,
+            size.interval.high,
+            size.cohens_dz,
+        )
     assert result.pair("a", "d").significant
     assert result.n_queries == 30
 
@@ -563,19 +699,46 @@ def test_compare_runs_pair_lookup_error() -> None:
 @pytest.mark.parametrize(
     ("values", "kwargs", "message"),
     [
-        ([[0.1, 0.2]], {}, "The 'values' parameter of compare_runs must be a mapping from system names to per-query values. Got list instead."),
-        ({"x": [0.1, 0.2]}, {}, "The 'values' parameter of compare_runs must hold at least two systems. Got 1 instead."),
-        ({"x": [0.1, 0.2], 3: [0.1, 0.3]}, {}, "The system names given to compare_runs must be str. Got 3 instead."),
-        ({"x": [0.1, 0.2], "y": [0.1, 0.3, 0.4]}, {},
-         "Every system given to compare_runs must hold one value per query for the same queries. Got 2 values for 'x' and 3 for 'y' instead."),
-        ({"x": [0.1, 0.2], "y": [0.1, 0.3]}, {"correction": "bonferroni"},
-         "The 'correction' parameter of compare_runs must be one of 'holm', 'bh', 'none'. Got 'bonferroni' instead."),
-        ({"x": [0.1, 0.2], "y": [0.1, 0.3]}, {"test": "wilcoxon"},
-         "The 'test' parameter of compare_runs must be one of 'randomization', 't'. Got 'wilcoxon' instead."),
-        ({"x": [0.1, 0.2], "y": [0.1, 0.3]}, {"alpha": 0.0},
-         "The 'alpha' parameter of compare_runs must be a float in (0, 1). Got 0.0 instead."),
-        ({"x": [0.1, 0.2], "y": [0.1, "a"]}, {},
-         "The 'values['y']' parameter of compare_runs must be a 1-D array of numbers. Got dtype <U32 instead."),
+        (
+            [[0.1, 0.2]],
+            {},
+            "The 'values' parameter of compare_runs must be a mapping from system names to per-query values. Got list instead.",
+        ),
+        (
+            {"x": [0.1, 0.2]},
+            {},
+            "The 'values' parameter of compare_runs must hold at least two systems. Got 1 instead.",
+        ),
+        (
+            {"x": [0.1, 0.2], 3: [0.1, 0.3]},
+            {},
+            "The system names given to compare_runs must be str. Got 3 instead.",
+        ),
+        (
+            {"x": [0.1, 0.2], "y": [0.1, 0.3, 0.4]},
+            {},
+            "Every system given to compare_runs must hold one value per query for the same queries. Got 2 values for 'x' and 3 for 'y' instead.",
+        ),
+        (
+            {"x": [0.1, 0.2], "y": [0.1, 0.3]},
+            {"correction": "bonferroni"},
+            "The 'correction' parameter of compare_runs must be one of 'holm', 'bh', 'none'. Got 'bonferroni' instead.",
+        ),
+        (
+            {"x": [0.1, 0.2], "y": [0.1, 0.3]},
+            {"test": "wilcoxon"},
+            "The 'test' parameter of compare_runs must be one of 'randomization', 't'. Got 'wilcoxon' instead.",
+        ),
+        (
+            {"x": [0.1, 0.2], "y": [0.1, 0.3]},
+            {"alpha": 0.0},
+            "The 'alpha' parameter of compare_runs must be a float in (0, 1). Got 0.0 instead.",
+        ),
+        (
+            {"x": [0.1, 0.2], "y": [0.1, "a"]},
+            {},
+            "The 'values['y']' parameter of compare_runs must be a 1-D array of numbers. Got dtype <U32 instead.",
+        ),
     ],
 )
 def test_compare_runs_errors(values: object, kwargs: dict[str, object], message: str) -> None:
@@ -594,15 +757,18 @@ def nct_power(effect: float, n: int, alpha: float) -> float:
     return float(dist.sf(critical) + dist.cdf(-critical))
 
 
-@pytest.mark.parametrize(("variance", "n", "alpha", "power"),
-                         [(1.0, 34, 0.05, 0.8), (0.04, 100, 0.05, 0.8), (0.09, 10, 0.01, 0.9),
-                          (0.2, 3, 0.05, 0.5)])
+@pytest.mark.parametrize(
+    ("variance", "n", "alpha", "power"),
+    [(1.0, 34, 0.05, 0.8), (0.04, 100, 0.05, 0.8), (0.09, 10, 0.01, 0.9), (0.2, 3, 0.05, 0.5)],
+)
 def test_min_detectable_difference_reaches_the_target_power(
     variance: float, n: int, alpha: float, power: float
 ) -> None:
     delta = min_detectable_difference(variance, n, alpha=alpha, power=power)
     assert nct_power(delta / math.sqrt(variance), n, alpha) == pytest.approx(power, abs=1e-9)
-    normal = math.sqrt(variance) * (sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)) / math.sqrt(n)
+    normal = (
+        math.sqrt(variance) * (sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)) / math.sqrt(n)
+    )
     assert delta > normal
 
 
@@ -614,9 +780,17 @@ def test_min_detectable_difference_tends_to_the_normal_approximation() -> None:
     assert values == sorted(values, reverse=True)
 
 
-@pytest.mark.parametrize(("delta", "variance", "alpha", "power"),
-                         [(0.5, 1.0, 0.05, 0.8), (0.05, 0.04, 0.05, 0.8), (0.02, 0.05, 0.05, 0.9),
-                          (0.1, 0.1, 0.01, 0.8), (2.0, 1.0, 0.05, 0.8), (0.01, 0.1, 0.05, 0.8)])
+@pytest.mark.parametrize(
+    ("delta", "variance", "alpha", "power"),
+    [
+        (0.5, 1.0, 0.05, 0.8),
+        (0.05, 0.04, 0.05, 0.8),
+        (0.02, 0.05, 0.05, 0.9),
+        (0.1, 0.1, 0.01, 0.8),
+        (2.0, 1.0, 0.05, 0.8),
+        (0.01, 0.1, 0.05, 0.8),
+    ],
+)
 def test_topic_set_size_is_the_smallest_sufficient_n(
     delta: float, variance: float, alpha: float, power: float
 ) -> None:
@@ -650,20 +824,34 @@ def test_topic_set_size_power_holds_in_simulation() -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: topic_set_size(0.0, 1.0),
-         "The 'delta' parameter of topic_set_size must be a finite float > 0. Got 0.0 instead."),
-        (lambda: topic_set_size(0.1, -1.0),
-         "The 'variance' parameter of topic_set_size must be a finite float > 0. Got -1.0 instead."),
-        (lambda: topic_set_size(0.1, 1.0, power=0.01),
-         "The 'power' parameter of topic_set_size must be a float in (alpha, 1) = (0.05, 1). Got 0.01 instead."),
-        (lambda: topic_set_size(1e-9, 1.0),
-         "topic_set_size: detecting a difference of 1e-09 standard deviations needs more than 1e+12 queries."),
-        (lambda: min_detectable_difference(0.1, 1),
-         "The 'n_queries' parameter of min_detectable_difference must be an int >= 2. Got 1 instead."),
-        (lambda: min_detectable_difference(0.1, 10, alpha=2),
-         "The 'alpha' parameter of min_detectable_difference must be a float in (0, 1). Got 2 instead."),
-        (lambda: min_detectable_difference(math.inf, 10),
-         "The 'variance' parameter of min_detectable_difference must be a finite float > 0. Got inf instead."),
+        (
+            lambda: topic_set_size(0.0, 1.0),
+            "The 'delta' parameter of topic_set_size must be a finite float > 0. Got 0.0 instead.",
+        ),
+        (
+            lambda: topic_set_size(0.1, -1.0),
+            "The 'variance' parameter of topic_set_size must be a finite float > 0. Got -1.0 instead.",
+        ),
+        (
+            lambda: topic_set_size(0.1, 1.0, power=0.01),
+            "The 'power' parameter of topic_set_size must be a float in (alpha, 1) = (0.05, 1). Got 0.01 instead.",
+        ),
+        (
+            lambda: topic_set_size(1e-9, 1.0),
+            "topic_set_size: detecting a difference of 1e-09 standard deviations needs more than 1e+12 queries.",
+        ),
+        (
+            lambda: min_detectable_difference(0.1, 1),
+            "The 'n_queries' parameter of min_detectable_difference must be an int >= 2. Got 1 instead.",
+        ),
+        (
+            lambda: min_detectable_difference(0.1, 10, alpha=2),
+            "The 'alpha' parameter of min_detectable_difference must be a float in (0, 1). Got 2 instead.",
+        ),
+        (
+            lambda: min_detectable_difference(math.inf, 10),
+            "The 'variance' parameter of min_detectable_difference must be a finite float > 0. Got inf instead.",
+        ),
     ],
 )
 def test_power_errors(call: object, message: str) -> None:

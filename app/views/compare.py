@@ -13,9 +13,12 @@ cfg = state.config()
 if cfg is not None and cfg.run is not None:
     others = [d.name for d in state.datasets("run") if d.name != cfg.run]
     chosen = st.multiselect(
-        f"Runs to compare with {cfg.run}", others,
-        default=[c for c in cfg.compare if c in others], key="c_runs",
-        help="Paired randomization tests over the same queries, Holm-corrected.")
+        f"Runs to compare with {cfg.run}",
+        others,
+        default=[c for c in cfg.compare if c in others],
+        key="c_runs",
+        help="Paired randomization tests over the same queries, Holm-corrected.",
+    )
     if tuple(chosen) != cfg.compare:
         state.replace_config(compare=tuple(chosen))
 cfg, result = widgets.result_or_stop()
@@ -29,40 +32,65 @@ if power is not None:
         f"With {power.n_queries:,} queries this benchmark detects differences of about "
         f"**{power.min_detectable_difference:.3g}** in {result.metric.name} or more "
         f"(two-sided α = {power.alpha:g}, power {power.power:g}); detecting "
-        f"{power.delta:g} would take about **{power.queries_needed:,} queries**.")
+        f"{power.delta:g} would take about **{power.queries_needed:,} queries**."
+    )
 comparison = result.comparison
 if comparison is None:
-    st.info("Choose at least one more run above to compare it with "
-            f"{explain.md(cfg.run)}.")
+    st.info(f"Choose at least one more run above to compare it with {explain.md(cfg.run)}.")
     st.stop()
 
-st.dataframe(pd.DataFrame({"run": comparison.runs, "mean": comparison.means}),
-             hide_index=True, key="c_means",
-             column_config={"mean": st.column_config.NumberColumn(format="%.4f")})
-st.altair_chart(charts.comparison_chart(
-    comparison, metric=result.metric.name,
-    detectable=power.min_detectable_difference if power else None), width="stretch")
+st.dataframe(
+    pd.DataFrame({"run": comparison.runs, "mean": comparison.means}),
+    hide_index=True,
+    key="c_means",
+    column_config={"mean": st.column_config.NumberColumn(format="%.4f")},
+)
+st.altair_chart(
+    charts.comparison_chart(
+        comparison,
+        metric=result.metric.name,
+        detectable=power.min_detectable_difference if power else None,
+    ),
+    width="stretch",
+)
 rows = []
 for r in comparison.table.rows:
-    distinguishable = r.significant and (power is None
-                                         or abs(r.difference) >= power.min_detectable_difference)
-    rows.append({
-        "pair": f"{r.system_a} − {r.system_b}", "difference": r.difference,
-        "95 % low": r.low, "95 % high": r.high, "p": r.p_value,
-        f"p ({comparison.table.correction})": r.adjusted_p_value, "Cohen's dz": r.cohens_dz,
-        "significant": r.significant,
-        "verdict": "told apart" if distinguishable else "not told apart",
-    })
-st.dataframe(pd.DataFrame(rows), hide_index=True, key="c_pairs",
-             column_config={c: st.column_config.NumberColumn(format="%.4f")
-                            for c in ("difference", "95 % low", "95 % high", "Cohen's dz")})
+    distinguishable = r.significant and (
+        power is None or abs(r.difference) >= power.min_detectable_difference
+    )
+    rows.append(
+        {
+            "pair": f"{r.system_a} − {r.system_b}",
+            "difference": r.difference,
+            "95 % low": r.low,
+            "95 % high": r.high,
+            "p": r.p_value,
+            f"p ({comparison.table.correction})": r.adjusted_p_value,
+            "Cohen's dz": r.cohens_dz,
+            "significant": r.significant,
+            "verdict": "told apart" if distinguishable else "not told apart",
+        }
+    )
+st.dataframe(
+    pd.DataFrame(rows),
+    hide_index=True,
+    key="c_pairs",
+    column_config={
+        c: st.column_config.NumberColumn(format="%.4f")
+        for c in ("difference", "95 % low", "95 % high", "Cohen's dz")
+    },
+)
 for row in rows:
     if row["verdict"] == "told apart":
-        st.success(f"The benchmark tells {explain.md(row['pair'].split(' − ')[0])} and "
-                   f"{explain.md(row['pair'].split(' − ')[1])} apart "
-                   f"(difference {row['difference']:+.3f}).")
+        st.success(
+            f"The benchmark tells {explain.md(row['pair'].split(' − ')[0])} and "
+            f"{explain.md(row['pair'].split(' − ')[1])} apart "
+            f"(difference {row['difference']:+.3f})."
+        )
     else:
-        st.warning(f"The benchmark cannot tell {explain.md(row['pair'].split(' − ')[0])} and "
-                   f"{explain.md(row['pair'].split(' − ')[1])} apart "
-                   f"(difference {row['difference']:+.3f}, adjusted p = "
-                   f"{row[f'p ({comparison.table.correction})']:.3g}).")
+        st.warning(
+            f"The benchmark cannot tell {explain.md(row['pair'].split(' − ')[0])} and "
+            f"{explain.md(row['pair'].split(' − ')[1])} apart "
+            f"(difference {row['difference']:+.3f}, adjusted p = "
+            f"{row[f'p ({comparison.table.correction})']:.3g})."
+        )

@@ -22,29 +22,42 @@ flag_lists = [f.split(", ") if f else [] for f in frame["flags"]]
 present = sorted({f for flags in flag_lists for f in flags})
 left, middle, right = st.columns([2, 2, 1])
 with left:
-    wanted = st.multiselect("Flags", present,
-                            format_func=lambda f: f"{f}: {report.FLAG_TEXT.get(f, f)}",
-                            placeholder="any (or none)", key="q_flags")
+    wanted = st.multiselect(
+        "Flags",
+        present,
+        format_func=lambda f: f"{f}: {report.FLAG_TEXT.get(f, f)}",
+        placeholder="any (or none)",
+        key="q_flags",
+    )
     search = st.text_input("Query id contains", key="q_search")
 with middle:
     g_low, g_high = int(frame["gold"].min()), int(frame["gold"].max())
     if g_high > g_low:
-        gold_range = st.slider("Gold items in the pool (G)", g_low, g_high, (g_low, g_high),
-                               key="q_gold")
+        gold_range = st.slider(
+            "Gold items in the pool (G)", g_low, g_high, (g_low, g_high), key="q_gold"
+        )
     else:
         gold_range = (g_low, g_high)
         st.caption(f"Every query has G = {g_low}.")
     only_flagged = st.toggle("Only flagged queries", key="q_only_flagged")
 with right:
-    sortable = ["floor_share", "floor", "headroom", "model", "noise", "z", "gold", "pool_size",
-                "qid"]
+    sortable = [
+        "floor_share",
+        "floor",
+        "headroom",
+        "model",
+        "noise",
+        "z",
+        "gold",
+        "pool_size",
+        "qid",
+    ]
     sort_by = st.selectbox("Sort by", sortable, key="q_sort")
     descending = st.toggle("Descending", value=True, key="q_desc")
 
 mask = frame["gold"].between(*gold_range)
 if wanted:
-    mask &= pd.Series([all(f in flags for f in wanted) for flags in flag_lists],
-                      index=frame.index)
+    mask &= pd.Series([all(f in flags for f in wanted) for flags in flag_lists], index=frame.index)
 if only_flagged:
     mask &= frame["flags"] != ""
 if search:
@@ -52,7 +65,9 @@ if search:
 shown = frame[mask].sort_values(sort_by, ascending=not descending, kind="stable")
 st.caption(f"{len(shown):,} of {len(frame):,} queries")
 st.dataframe(
-    shown, hide_index=True, key="q_table",
+    shown,
+    hide_index=True,
+    key="q_table",
     column_config={
         "qid": st.column_config.TextColumn("query"),
         "pool_size": st.column_config.NumberColumn("N", help="items in the pool"),
@@ -66,17 +81,23 @@ st.dataframe(
         "noise": st.column_config.NumberColumn("noise run", format="%.4f"),
         "z": st.column_config.NumberColumn("noise z", format="%.1f"),
         "floor_share": st.column_config.ProgressColumn(
-            "share of the floor", format="percent", min_value=0.0,
+            "share of the floor",
+            format="percent",
+            min_value=0.0,
             max_value=max(float(frame["floor_share"].max()), 1e-12),
-            help="the query's share of the benchmark's mean floor"),
-    })
+            help="the query's share of the benchmark's mean floor",
+        ),
+    },
+)
 
 st.subheader("Multi-gold breakdown")
 st.altair_chart(charts.gold_breakdown(frame), width="stretch")
 if result.multi_gold_floor_share > 0:
-    st.caption(f"Queries with more than one gold item carry "
-               f"{result.multi_gold_floor_share:.0%} of the benchmark's floor; each counts once "
-               "in the flat mean.")
+    st.caption(
+        f"Queries with more than one gold item carry "
+        f"{result.multi_gold_floor_share:.0%} of the benchmark's floor; each counts once "
+        "in the flat mean."
+    )
 
 st.subheader("One query")
 options = shown["qid"].astype(str).tolist() or frame["qid"].astype(str).tolist()
@@ -89,23 +110,39 @@ facts[2].metric("Floor", f"{row['floor']:.4g}")
 facts[3].metric("Ceiling", f"{row['ceiling']:.4g}")
 facts[4].metric("Model", "–" if pd.isna(row["model"]) else f"{row['model']:.4g}")
 if row["flags"]:
-    st.markdown("\n".join(f"- **{explain.md(f)}**: {explain.md(report.FLAG_TEXT.get(f, f))}"
-                          for f in str(row["flags"]).split(", ")))
+    st.markdown(
+        "\n".join(
+            f"- **{explain.md(f)}**: {explain.md(report.FLAG_TEXT.get(f, f))}"
+            for f in str(row["flags"]).split(", ")
+        )
+    )
 
-arithmetic = explain.floor_arithmetic(result.metric, int(row["pool_size"]), int(row["gold"]),
-                                      int(row["judged"]), float(row["floor"]),
-                                      result.floor_method)
-st.markdown("**The floor's arithmetic** (a uniformly random order of the pool, ties broken "
-            "uniformly)")
+arithmetic = explain.floor_arithmetic(
+    result.metric,
+    int(row["pool_size"]),
+    int(row["gold"]),
+    int(row["judged"]),
+    float(row["floor"]),
+    result.floor_method,
+)
+st.markdown(
+    "**The floor's arithmetic** (a uniformly random order of the pool, ties broken uniformly)"
+)
 st.latex(arithmetic.formula)
 st.latex(arithmetic.numbers)
 for note in arithmetic.notes:
     st.caption(explain.md(note))
-st.altair_chart(charts.headroom_sliver(
-    float(row["floor"]), float(row["ceiling"]),
-    model=None if pd.isna(row["model"]) else float(row["model"]),
-    metric=result.metric.name, model_name=result.run_name or "model",
-    title=f"Query {qid}: floor, ceiling and the model"), width="stretch")
+st.altair_chart(
+    charts.headroom_sliver(
+        float(row["floor"]),
+        float(row["ceiling"]),
+        model=None if pd.isna(row["model"]) else float(row["model"]),
+        metric=result.metric.name,
+        model_name=result.run_name or "model",
+        title=f"Query {qid}: floor, ceiling and the model",
+    ),
+    width="stretch",
+)
 
 ranking_col, pool_col = st.columns(2)
 with ranking_col:
@@ -121,15 +158,21 @@ with ranking_col:
             if ranked.empty:
                 st.info("The run has no ranking for this query: it scores 0.")
             else:
-                ranked = ranked.assign(gold=["★ gold" if (g is not None and g > 0) else ""
-                                             for g in ranked["grade"]])
+                ranked = ranked.assign(
+                    gold=["★ gold" if (g is not None and g > 0) else "" for g in ranked["grade"]]
+                )
                 order = ["position", "docid", "chunk_id", "score", "grade", "gold"]
-                st.dataframe(ranked[[c for c in order if c in ranked.columns]],
-                             hide_index=True, key="q_ranking")
+                st.dataframe(
+                    ranked[[c for c in order if c in ranked.columns]],
+                    hide_index=True,
+                    key="q_ranking",
+                )
 with pool_col:
     st.markdown("**Its pool**")
-    st.caption(f"{int(row['pool_size']):,} items declared as {cfg.pool_kind}"
-               + (f" (analytic unit: {cfg.analytic_unit})" if cfg.pool_kind == "units" else ""))
+    st.caption(
+        f"{int(row['pool_size']):,} items declared as {cfg.pool_kind}"
+        + (f" (analytic unit: {cfg.analytic_unit})" if cfg.pool_kind == "units" else "")
+    )
     try:
         items = state.pool_items(cfg, qid)
     except EvalValidityError as exc:
@@ -139,6 +182,8 @@ with pool_col:
             st.caption("Only the pool's size is declared: its items are not listed.")
         else:
             if cfg.pool_kind == "units":
-                st.caption("The gold documents and their chunks: under random chunk scores a "
-                           "document with more chunks comes first more often.")
+                st.caption(
+                    "The gold documents and their chunks: under random chunk scores a "
+                    "document with more chunks comes first more often."
+                )
             st.dataframe(items, hide_index=True, key="q_pool")

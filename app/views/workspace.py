@@ -22,8 +22,10 @@ KIND_HELP = {
 
 st.title("Workspace")
 ws = state.workspace()
-st.caption(f"Datasets live in `{ws.path}`. Your uploads stay private to this browser session "
-           "until you save them to the shared workspace.")
+st.caption(
+    f"Datasets live in `{ws.path}`. Your uploads stay private to this browser session "
+    "until you save them to the shared workspace."
+)
 
 flash = state.pop_flash()
 if flash:
@@ -33,11 +35,15 @@ limit_mb = int(st.get_option("server.maxUploadSize"))
 uploads = st.file_uploader(
     "Upload eval exports: runs, qrels, pool sizes, candidate lists, units maps, noise runs, "
     "harness output (gzip accepted)",
-    accept_multiple_files=True, key="uploads")
-st.caption(f"Up to {limit_mb:,} MB per file (server.maxUploadSize). The browser refuses larger "
-           "files before they are sent: ingest them with `evalvalidity ingest FILE "
-           "--workspace PATH` instead, or restart with a larger `--server.maxUploadSize`. "
-           "The format and the kind are recognised from the content, never from the name.")
+    accept_multiple_files=True,
+    key="uploads",
+)
+st.caption(
+    f"Up to {limit_mb:,} MB per file (server.maxUploadSize). The browser refuses larger "
+    "files before they are sent: ingest them with `evalvalidity ingest FILE "
+    "--workspace PATH` instead, or restart with a larger `--server.maxUploadSize`. "
+    "The format and the kind are recognised from the content, never from the name."
+)
 
 
 ready = []
@@ -47,15 +53,21 @@ for upload in uploads or []:
     with st.container(border=True):
         done = state.added(fid)
         if done:
-            st.markdown(f"**{explain.md(upload.name)}** · {explain.size(upload.size)} · "
-                        f"added as **{explain.md(done)}**")
+            st.markdown(
+                f"**{explain.md(upload.name)}** · {explain.size(upload.size)} · "
+                f"added as **{explain.md(done)}**"
+            )
             continue
         what, kind_col, name_col = st.columns([3, 2, 2])
         with kind_col:
             kind_choice = st.selectbox(
-                "Kind", ["detect", *KINDS], key=f"kind_{fid}",
-                format_func=lambda k: "detect from the content" if k == "detect"
-                else f"{k}: {KIND_HELP[k]}")
+                "Kind",
+                ["detect", *KINDS],
+                key=f"kind_{fid}",
+                format_func=lambda k: (
+                    "detect from the content" if k == "detect" else f"{k}: {KIND_HELP[k]}"
+                ),
+            )
         kind = None if kind_choice == "detect" else kind_choice
         with what:
             st.markdown(f"**{explain.md(upload.name)}** · {explain.size(upload.size)}")
@@ -64,8 +76,10 @@ for upload in uploads or []:
             bar.empty()
             if found.ok:
                 gz = ", gzip-compressed" if found.compression else ""
-                st.markdown(f"Detected **{found.kind}** in **{found.format}** format{gz} · "
-                            f"{found.n_rows:,} good rows")
+                st.markdown(
+                    f"Detected **{found.kind}** in **{found.format}** format{gz} · "
+                    f"{found.n_rows:,} good rows"
+                )
                 for warning in found.warnings:
                     st.caption(explain.md(warning))
         if not found.ok:
@@ -73,28 +87,46 @@ for upload in uploads or []:
             st.caption("If the kind is ambiguous, choose it above.")
             continue
         with name_col:
-            name = st.text_input("Dataset name", key=f"name_{fid}",
-                                 placeholder="automatic: the file's name",
-                                 help="Letters, digits, spaces and ._+@=- (never a path).")
+            name = st.text_input(
+                "Dataset name",
+                key=f"name_{fid}",
+                placeholder="automatic: the file's name",
+                help="Letters, digits, spaces and ._+@=- (never a path).",
+            )
         accept = True
         if found.n_rejected:
-            st.warning(f"{found.n_rejected:,} rows were rejected. Nothing is stored until you "
-                       "accept dropping them (or fix the file and upload it again).")
+            st.warning(
+                f"{found.n_rejected:,} rows were rejected. Nothing is stored until you "
+                "accept dropping them (or fix the file and upload it again)."
+            )
             unit = found.line_unit
-            st.dataframe(pd.DataFrame(
-                [{unit: line, "reason": reason, "content": raw}
-                 for line, reason, raw in found.rejected]), hide_index=True, height=200)
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {unit: line, "reason": reason, "content": raw}
+                        for line, reason, raw in found.rejected
+                    ]
+                ),
+                hide_index=True,
+                height=200,
+            )
             accept = st.checkbox(
                 f"Drop the {found.n_rejected:,} rejected rows and keep the {found.n_rows:,} "
-                "good ones", key=f"accept_{fid}")
+                "good ones",
+                key=f"accept_{fid}",
+            )
         if accept:
             ready.append((upload, found, name))
-        if st.button("Add to workspace", key=f"add_{fid}", type="primary",
-                     disabled=not accept):
+        if st.button("Add to workspace", key=f"add_{fid}", type="primary", disabled=not accept):
             bar, update = widgets.progress_bar(f"Storing {upload.name}")
             try:
-                info = state.add_upload(upload, kind=str(found.kind), name=name or None,
-                                        drop_bad_rows=bool(found.n_rejected), progress=update)
+                info = state.add_upload(
+                    upload,
+                    kind=str(found.kind),
+                    name=name or None,
+                    drop_bad_rows=bool(found.n_rejected),
+                    progress=update,
+                )
             except EvalValidityError as exc:
                 bar.empty()
                 st.error(str(exc))
@@ -103,14 +135,18 @@ for upload in uploads or []:
                 st.rerun()
 
 with add_all:
-    if len(ready) > 1 and st.button(f"Add all {len(ready)} files", key="add_all",
-                                    type="primary"):
+    if len(ready) > 1 and st.button(f"Add all {len(ready)} files", key="add_all", type="primary"):
         added = []
         for upload, found, name in ready:
             bar, update = widgets.progress_bar(f"Storing {upload.name}")
             try:
-                info = state.add_upload(upload, kind=str(found.kind), name=name or None,
-                                        drop_bad_rows=bool(found.n_rejected), progress=update)
+                info = state.add_upload(
+                    upload,
+                    kind=str(found.kind),
+                    name=name or None,
+                    drop_bad_rows=bool(found.n_rejected),
+                    progress=update,
+                )
             except EvalValidityError as exc:
                 st.error(str(exc))
             else:
@@ -123,8 +159,10 @@ with add_all:
 st.header("Datasets")
 visible = state.datasets()
 if not visible:
-    st.info("No datasets yet. Upload files above, or add the bundled examples: the write-up's "
-            "toy benchmark, pool of 8 and units bug, and Cranfield.")
+    st.info(
+        "No datasets yet. Upload files above, or add the bundled examples: the write-up's "
+        "toy benchmark, pool of 8 and units bug, and Cranfield."
+    )
     if st.button("Add the demo datasets", key="add_demo"):
         bar, update = widgets.progress_bar("Adding the demo datasets")
         try:
@@ -137,25 +175,42 @@ if not visible:
     st.stop()
 
 me = state.owner()
-st.dataframe(pd.DataFrame([{
-    "name": d.name, "kind": d.kind, "format": d.format + (" (gzip)" if d.compression else ""),
-    "rows": d.n_rows, "dropped rows": d.n_rejected,
-    "visibility": "private to this session" if d.owner == me else "shared",
-    "source file": d.source_name, "size": explain.size(d.size_bytes), "added": d.created,
-} for d in visible]), hide_index=True, key="datasets_table")
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "name": d.name,
+                "kind": d.kind,
+                "format": d.format + (" (gzip)" if d.compression else ""),
+                "rows": d.n_rows,
+                "dropped rows": d.n_rejected,
+                "visibility": "private to this session" if d.owner == me else "shared",
+                "source file": d.source_name,
+                "size": explain.size(d.size_bytes),
+                "added": d.created,
+            }
+            for d in visible
+        ]
+    ),
+    hide_index=True,
+    key="datasets_table",
+)
 
 st.subheader("Manage a dataset")
 chosen = st.selectbox("Dataset", [d.name for d in visible], key="manage_name")
 info = next((d for d in visible if d.name == chosen), None)
 if info is not None:
-    st.caption(f"{info.kind} from `{info.source_name}` · SHA-256 `{info.sha256[:16]}…` · "
-               + ("private to this session" if info.owner == me else "shared"))
+    st.caption(
+        f"{info.kind} from `{info.source_name}` · SHA-256 `{info.sha256[:16]}…` · "
+        + ("private to this session" if info.owner == me else "shared")
+    )
     for warning in info.warnings:
         st.caption(explain.md(warning))
     if info.rejected:
         with st.expander(f"{info.n_rejected:,} rows dropped at upload"):
-            st.dataframe(pd.DataFrame(info.rejected, columns=[info.line_unit, "reason"]),
-                         hide_index=True)
+            st.dataframe(
+                pd.DataFrame(info.rejected, columns=[info.line_unit, "reason"]), hide_index=True
+            )
     rename_col, share_col, delete_col = st.columns(3)
     with rename_col:
         new_name = st.text_input("New name", key="rename_to")

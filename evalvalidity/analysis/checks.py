@@ -98,16 +98,21 @@ class PoolSpec:
     analytic_unit: str = "documents"
 
     def __post_init__(self) -> None:
-        given = [name for name in ("corpus_size", "pools", "candidates", "units")
-                 if getattr(self, name) is not None]
+        given = [
+            name
+            for name in ("corpus_size", "pools", "candidates", "units")
+            if getattr(self, name) is not None
+        ]
         if len(given) != 1:
             raise ParameterError(
                 "Declare the pool in exactly one way: a corpus size, per-query pool sizes, "
                 "per-query candidate lists or a units map. Got "
-                + (", ".join(given) if given else "none") + "."
+                + (", ".join(given) if given else "none")
+                + "."
             )
         if self.corpus_size is not None and (
-            isinstance(self.corpus_size, bool) or not isinstance(self.corpus_size, int)
+            isinstance(self.corpus_size, bool)
+            or not isinstance(self.corpus_size, int)
             or self.corpus_size < 1
         ):
             raise ParameterError(
@@ -124,8 +129,12 @@ class PoolSpec:
     @property
     def kind(self) -> str:
         """``corpus``, ``pools``, ``candidates`` or ``units``."""
-        for name, kind in (("corpus_size", "corpus"), ("pools", "pools"),
-                           ("candidates", "candidates"), ("units", "units")):
+        for name, kind in (
+            ("corpus_size", "corpus"),
+            ("pools", "pools"),
+            ("candidates", "candidates"),
+            ("units", "units"),
+        ):
             if getattr(self, name) is not None:
                 return kind
         raise AssertionError("unreachable")  # pragma: no cover
@@ -376,14 +385,14 @@ class _Benchmark:
     """Per-query arrays of the judged queries: pool, gold and the ids needed to simulate."""
 
     qids: np.ndarray
-    pool_size: np.ndarray          # N in the analytic unit
-    gold: np.ndarray               # relevant (at the metric's threshold) in the pool
-    judged: np.ndarray             # relevant judged in all
-    positive: np.ndarray           # judged with grade >= 1, in all
-    gains: list[np.ndarray]        # grades (>= 1) of judged items in the pool
+    pool_size: np.ndarray  # N in the analytic unit
+    gold: np.ndarray  # relevant (at the metric's threshold) in the pool
+    judged: np.ndarray  # relevant judged in all
+    positive: np.ndarray  # judged with grade >= 1, in all
+    gains: list[np.ndarray]  # grades (>= 1) of judged items in the pool
     judged_gains: list[np.ndarray]
-    gold_docs: list[np.ndarray]    # docids of judged (grade >= 1) items in the pool
-    duplicated: np.ndarray         # duplicate judgement rows per query
+    gold_docs: list[np.ndarray]  # docids of judged (grade >= 1) items in the pool
+    duplicated: np.ndarray  # duplicate judgement rows per query
     declared_pool: float | None
     declared_chunks: int | None
     declared_documents: int | None
@@ -416,8 +425,9 @@ def _build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> _Benchm
     _, dindex = np.unique(docid, return_inverse=True)
     pair_key = qindex.astype(np.int64) * (int(dindex.max(initial=0)) + 1) + dindex
     _, first_index, pair_counts = np.unique(pair_key, return_index=True, return_counts=True)
-    duplicated = np.bincount(qindex[first_index], weights=pair_counts - 1,
-                             minlength=n_queries).astype(np.int64)
+    duplicated = np.bincount(
+        qindex[first_index], weights=pair_counts - 1, minlength=n_queries
+    ).astype(np.int64)
     keep = np.zeros(len(qid), dtype=bool)
     keep[first_index] = True
     qindex, docid, rel = qindex[keep], docid[keep], rel[keep]
@@ -468,8 +478,7 @@ def _build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> _Benchm
             [d in lists[qids[i]] for i, d in zip(qindex.tolist(), docid.tolist(), strict=True)],
             dtype=bool,
         )
-        extra["candidate_lists"] = [np.array(sorted(lists[q]), dtype=object)
-                                    for q in qids.tolist()]
+        extra["candidate_lists"] = [np.array(sorted(lists[q]), dtype=object) for q in qids.tolist()]
         declared_pool = float(np.mean(pool_size))
     else:
         assert pool.units is not None
@@ -484,8 +493,12 @@ def _build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> _Benchm
         pos_clipped = np.minimum(pos, len(doc_ids) - 1)
         known = doc_ids[pos_clipped] == docid
         in_pool = positive_mask & known
-        extra.update(doc_ids=doc_ids, chunk_counts=chunk_counts, chunk_ids=chunk_ids,
-                     chunk_doc=chunk_doc.astype(np.int64))
+        extra.update(
+            doc_ids=doc_ids,
+            chunk_counts=chunk_counts,
+            chunk_ids=chunk_ids,
+            chunk_doc=chunk_doc.astype(np.int64),
+        )
         extra["gold_doc_index"] = _split(pos_clipped[in_pool], qindex[in_pool], n_queries)
         if pool.analytic_unit == "chunks":
             pool_size = np.full(n_queries, declared_chunks, dtype=np.int64)
@@ -505,10 +518,19 @@ def _build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> _Benchm
     judged_gains = _split(rel[positive_mask], qindex[positive_mask], n_queries)
     gold_docs = _split(docid[in_pool], qindex[in_pool], n_queries)
     return _Benchmark(
-        qids=qids.astype(object), pool_size=pool_size, gold=gold, judged=judged,
-        positive=positive, gains=gains, judged_gains=judged_gains, gold_docs=gold_docs,
-        duplicated=duplicated, declared_pool=declared_pool, declared_chunks=declared_chunks,
-        declared_documents=declared_documents, **extra,
+        qids=qids.astype(object),
+        pool_size=pool_size,
+        gold=gold,
+        judged=judged,
+        positive=positive,
+        gains=gains,
+        judged_gains=judged_gains,
+        gold_docs=gold_docs,
+        duplicated=duplicated,
+        declared_pool=declared_pool,
+        declared_chunks=declared_chunks,
+        declared_documents=declared_documents,
+        **extra,
     )
 
 
@@ -517,7 +539,7 @@ def _split(values: np.ndarray, query: np.ndarray, n_queries: int) -> list[np.nda
     order = np.argsort(query, kind="stable")
     bounds = np.searchsorted(query[order], np.arange(n_queries + 1))
     ordered = values[order]
-    return [ordered[bounds[i]:bounds[i + 1]] for i in range(n_queries)]
+    return [ordered[bounds[i] : bounds[i + 1]] for i in range(n_queries)]
 
 
 # --------------------------------------------------------------------------- floors
@@ -530,27 +552,49 @@ def _quietly(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return func(*args, **kwargs)
 
 
-def _floor(bench: _Benchmark, metric: Metric, pool: PoolSpec,
-           rng: np.random.Generator) -> tuple[Floor, str]:
+def _floor(
+    bench: _Benchmark, metric: Metric, pool: PoolSpec, rng: np.random.Generator
+) -> tuple[Floor, str]:
     graded = metric.family in ("ndcg", "ndcg_exp")
     if pool.kind == "units" and pool.analytic_unit == "documents":
         assert bench.chunk_counts is not None and bench.gold_doc_index is not None
         if metric.family in ("rr", "hit"):
-            result = _quietly(dedup.dedup_floor, metric, bench.chunk_counts,
-                              bench.gold_doc_index, judged=bench.judged)
+            result = _quietly(
+                dedup.dedup_floor,
+                metric,
+                bench.chunk_counts,
+                bench.gold_doc_index,
+                judged=bench.judged,
+            )
             return result, "exact (deduplicated chunk scores)"
         gold_index = bench.gold_doc_index
         if metric.binary:
-            gold_index = [idx[g >= metric.rel] for idx, g in
-                          zip(bench.gold_doc_index, bench.gains, strict=True)]
-        mc = _quietly(dedup.dedup_floor_mc, metric, bench.chunk_counts, gold_index,
-                      judged=bench.judged, gains=bench.gains if graded else None,
-                      n_samples=5_000, rng=rng)
+            gold_index = [
+                idx[g >= metric.rel]
+                for idx, g in zip(bench.gold_doc_index, bench.gains, strict=True)
+            ]
+        mc = _quietly(
+            dedup.dedup_floor_mc,
+            metric,
+            bench.chunk_counts,
+            gold_index,
+            judged=bench.judged,
+            gains=bench.gains if graded else None,
+            n_samples=5_000,
+            rng=rng,
+        )
         return mc.floor, f"Monte Carlo ({mc.n_samples:,} samples, deduplicated chunk scores)"
     gains = bench.gains if graded else None
     judged_gains = bench.judged_gains if graded else None
-    result = _quietly(floors.noise_floor, metric, bench.pool_size, bench.gold,
-                      judged=bench.judged, gains=gains, judged_gains=judged_gains)
+    result = _quietly(
+        floors.noise_floor,
+        metric,
+        bench.pool_size,
+        bench.gold,
+        judged=bench.judged,
+        gains=gains,
+        judged_gains=judged_gains,
+    )
     return result, "exact"
 
 
@@ -564,8 +608,9 @@ def _metric_depth(metric: Metric, bench: _Benchmark) -> int | None:
     return metric.k
 
 
-def _layout(bench: _Benchmark, pool: PoolSpec) -> tuple[simulate.PoolLayout, Callable[
-        [np.ndarray, np.ndarray], np.ndarray]]:
+def _layout(
+    bench: _Benchmark, pool: PoolSpec
+) -> tuple[simulate.PoolLayout, Callable[[np.ndarray, np.ndarray], np.ndarray]]:
     """The simulation's pool per query and a function naming its drawn items."""
     n = len(bench.qids)
     if pool.kind == "units":
@@ -573,16 +618,19 @@ def _layout(bench: _Benchmark, pool: PoolSpec) -> tuple[simulate.PoolLayout, Cal
         assert bench.chunk_ids is not None
         chunk_doc = bench.chunk_doc
         order = np.argsort(chunk_doc, kind="stable")
-        starts = np.concatenate(([0], np.cumsum(np.bincount(chunk_doc,
-                                                            minlength=chunk_doc.max() + 1))))
+        starts = np.concatenate(
+            ([0], np.cumsum(np.bincount(chunk_doc, minlength=chunk_doc.max() + 1)))
+        )
         gold_items = [
-            np.concatenate([order[starts[d]:starts[d + 1]] for d in docs])
-            if len(docs) else np.zeros(0, dtype=np.int64)
+            np.concatenate([order[starts[d] : starts[d + 1]] for d in docs])
+            if len(docs)
+            else np.zeros(0, dtype=np.int64)
             for docs in bench.gold_doc_index
         ]
         sizes = np.full(n, len(chunk_doc), dtype=np.int64)
         layout = simulate.PoolLayout(
-            sizes, np.concatenate(([0], np.cumsum([len(g) for g in gold_items]))),
+            sizes,
+            np.concatenate(([0], np.cumsum([len(g) for g in gold_items]))),
             np.concatenate(gold_items).astype(np.int64) if gold_items else np.zeros(0, np.int64),
             chunk_doc=chunk_doc,
         )
@@ -600,7 +648,8 @@ def _layout(bench: _Benchmark, pool: PoolSpec) -> tuple[simulate.PoolLayout, Cal
             wanted = set(docs.tolist())
             gold_items.append(np.flatnonzero([c in wanted for c in cands.tolist()]))
         layout = simulate.PoolLayout(
-            bench.pool_size.copy(), np.concatenate(([0], np.cumsum([len(g) for g in gold_items]))),
+            bench.pool_size.copy(),
+            np.concatenate(([0], np.cumsum([len(g) for g in gold_items]))),
             np.concatenate(gold_items).astype(np.int64),
         )
         flat = np.concatenate(lists)
@@ -614,7 +663,8 @@ def _layout(bench: _Benchmark, pool: PoolSpec) -> tuple[simulate.PoolLayout, Cal
     in_pool = np.minimum(np.array([len(d) for d in bench.gold_docs]), bench.pool_size)
     gold_names = [d[:m] for d, m in zip(bench.gold_docs, in_pool.tolist(), strict=True)]
     layout = simulate.PoolLayout(
-        bench.pool_size.copy(), np.concatenate(([0], np.cumsum(in_pool))),
+        bench.pool_size.copy(),
+        np.concatenate(([0], np.cumsum(in_pool))),
         np.concatenate([np.arange(m) for m in in_pool.tolist()]).astype(np.int64),
     )
     flat_gold = np.concatenate(gold_names) if gold_names else np.zeros(0, dtype=object)
@@ -629,22 +679,30 @@ def _layout(bench: _Benchmark, pool: PoolSpec) -> tuple[simulate.PoolLayout, Cal
     return layout, name_sized
 
 
-def _score_samples(sample: simulate.PrefixSample, namer: Callable[[np.ndarray, np.ndarray],
-                   np.ndarray], qrels: pa.Table, bench: _Benchmark, metric: Metric,
-                   units: pa.Table | None, ties: str) -> np.ndarray:
+def _score_samples(
+    sample: simulate.PrefixSample,
+    namer: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    qrels: pa.Table,
+    bench: _Benchmark,
+    metric: Metric,
+    units: pa.Table | None,
+    ties: str,
+) -> np.ndarray:
     """Score every sampled prefix with the package's own scorer; one value per sample."""
     lengths = np.diff(sample.offsets)
     sample_of_row = np.repeat(np.arange(sample.n_samples), lengths)
     position = np.arange(len(sample.items)) - np.repeat(sample.offsets[:-1], lengths)
     names = namer(sample.query[sample_of_row], sample.items)
     sample_qid = np.char.add("s", np.arange(sample.n_samples).astype(str)).astype(object)
-    run = pa.table({
-        "qid": pa.array(sample_qid[sample_of_row], pa.string()),
-        "docid": pa.array(names, pa.string()),
-        "score": pa.array((lengths.max() - position).astype(np.float64)),
-        "rank": pa.array(position + 1, pa.int64()),
-        "line": pa.nulls(len(names), pa.int64()),
-    })
+    run = pa.table(
+        {
+            "qid": pa.array(sample_qid[sample_of_row], pa.string()),
+            "docid": pa.array(names, pa.string()),
+            "score": pa.array((lengths.max() - position).astype(np.float64)),
+            "rank": pa.array(position + 1, pa.int64()),
+            "line": pa.nulls(len(names), pa.int64()),
+        }
+    )
     qrels = conform(qrels, "qrels")
     qq = _strings(qrels.column("qid"))
     qindex = np.searchsorted(bench.qids, qq)
@@ -655,26 +713,48 @@ def _score_samples(sample: simulate.PrefixSample, namer: Callable[[np.ndarray, n
     rows = np.flatnonzero(qrels_known)
     per_row = np.array([len(samples_by_query[qindex[r]]) for r in rows], dtype=np.int64)
     row_rep = np.repeat(rows, per_row)
-    sample_rep = np.concatenate([samples_by_query[qindex[r]] for r in rows]) if len(rows) \
+    sample_rep = (
+        np.concatenate([samples_by_query[qindex[r]] for r in rows])
+        if len(rows)
         else np.zeros(0, dtype=np.int64)
-    replicated = pa.table({
-        "qid": pa.array(sample_qid[sample_rep], pa.string()),
-        "docid": qrels.column("docid").take(pa.array(row_rep)),
-        "rel": qrels.column("rel").take(pa.array(row_rep)),
-        "line": pa.nulls(len(row_rep), pa.int64()),
-    })
-    scored = score_run(run, replicated, [metric], units=units, ties=ties, unranked="zero",
-                       run_name="simulated noise run", qrels_name="judgements")
+    )
+    replicated = pa.table(
+        {
+            "qid": pa.array(sample_qid[sample_rep], pa.string()),
+            "docid": qrels.column("docid").take(pa.array(row_rep)),
+            "rel": qrels.column("rel").take(pa.array(row_rep)),
+            "line": pa.nulls(len(row_rep), pa.int64()),
+        }
+    )
+    scored = score_run(
+        run,
+        replicated,
+        [metric],
+        units=units,
+        ties=ties,
+        unranked="zero",
+        run_name="simulated noise run",
+        qrels_name="judgements",
+    )
     values = np.zeros(sample.n_samples)
     index = np.array([int(q[1:]) for q in scored.qids.tolist()], dtype=np.int64)
     values[index] = scored.values[metric.name]
     return values
 
 
-def _builtin_check1(bench: _Benchmark, floor: Floor, metric: Metric, pool: PoolSpec,
-                    qrels: pa.Table, seeds: int | str, ties: str, precision: float,
-                    rng: np.random.Generator, progress: Progress | None,
-                    notes: list[str]) -> HarnessCheck | None:
+def _builtin_check1(
+    bench: _Benchmark,
+    floor: Floor,
+    metric: Metric,
+    pool: PoolSpec,
+    qrels: pa.Table,
+    seeds: int | str,
+    ties: str,
+    precision: float,
+    rng: np.random.Generator,
+    progress: Progress | None,
+    notes: list[str],
+) -> HarnessCheck | None:
     depth = _metric_depth(metric, bench)
     layout, namer = _layout(bench, pool)
     sim_gold = layout.gold_count
@@ -707,8 +787,15 @@ def _builtin_check1(bench: _Benchmark, floor: Floor, metric: Metric, pool: PoolS
         return None
 
     def draw(n_seeds: int, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        sample = simulate.sample_prefixes(layout, n_seeds, depth=depth, doc_depth=doc_depth,
-                                          gold_weight=weights, rng=rng, first_seed=first)
+        sample = simulate.sample_prefixes(
+            layout,
+            n_seeds,
+            depth=depth,
+            doc_depth=doc_depth,
+            gold_weight=weights,
+            rng=rng,
+            first_seed=first,
+        )
         values = _score_samples(sample, namer, qrels, bench, metric, units, ties)
         return values, sample.weight, sample.query
 
@@ -738,8 +825,11 @@ def _builtin_check1(bench: _Benchmark, floor: Floor, metric: Metric, pool: PoolS
                 if progress:
                     progress(0.4, f"Check 1: {n_seeds - pilot:,} more seeds × {q:,} queries")
                 v2, w2, q2 = draw(n_seeds - pilot, pilot)
-                values, w, query = (np.concatenate([values, v2]), np.concatenate([w, w2]),
-                                    np.concatenate([query, q2]))
+                values, w, query = (
+                    np.concatenate([values, v2]),
+                    np.concatenate([w, w2]),
+                    np.concatenate([query, q2]),
+                )
     else:
         n_seeds = int(seeds)
         if progress:
@@ -754,9 +844,18 @@ def _builtin_check1(bench: _Benchmark, floor: Floor, metric: Metric, pool: PoolS
         se = float(np.sqrt(np.sum(floor.variance))) / q
     ratio = _ratio_from(measured, se, mean_floor)
     return HarnessCheck(
-        source="builtin", measured=measured, analytic=mean_floor, ratio=ratio, std_error=se,
-        n_queries=q, n_seeds=n_seeds, n_draws=len(values), importance_sampled=importance,
-        passed=ratio.contains(1.0), per_query_measured=per_query, sample_values=values,
+        source="builtin",
+        measured=measured,
+        analytic=mean_floor,
+        ratio=ratio,
+        std_error=se,
+        n_queries=q,
+        n_seeds=n_seeds,
+        n_draws=len(values),
+        importance_sampled=importance,
+        passed=ratio.contains(1.0),
+        per_query_measured=per_query,
+        sample_values=values,
         sample_weights=w,
     )
 
@@ -771,12 +870,14 @@ def _weighted_se(weighted: np.ndarray, query: np.ndarray, n_queries: int, n_seed
 
 
 def _ratio_from(measured: float, se: float, analytic: float) -> Interval:
-    return Interval(measured / analytic, (measured - _Z95 * se) / analytic,
-                    (measured + _Z95 * se) / analytic)
+    return Interval(
+        measured / analytic, (measured - _Z95 * se) / analytic, (measured + _Z95 * se) / analytic
+    )
 
 
-def _harness_check1(bench: _Benchmark, floor: Floor, metric: Metric, harness: pa.Table,
-                    notes: list[str]) -> HarnessCheck:
+def _harness_check1(
+    bench: _Benchmark, floor: Floor, metric: Metric, harness: pa.Table, notes: list[str]
+) -> HarnessCheck:
     harness = conform(harness, "harness")
     measures = harness.column("measure")
     chosen_measure: str | None = None
@@ -816,9 +917,7 @@ def _harness_check1(bench: _Benchmark, floor: Floor, metric: Metric, harness: pa
     ignored = len(np.unique(qid[~known]))
     qid, value = qid[known], value[known]
     if len(qid) == 0:
-        raise InputDataError(
-            "None of the harness output's query ids occur in the judgements."
-        )
+        raise InputDataError("None of the harness output's query ids occur in the judgements.")
     qindex = np.searchsorted(bench.qids, qid)
     n = len(bench.qids)
     counts = np.bincount(qindex, minlength=n)
@@ -851,19 +950,31 @@ def _harness_check1(bench: _Benchmark, floor: Floor, metric: Metric, harness: pa
         raise InputDataError("The floor of the harness output's queries is 0: nothing to compare.")
     ratio = _ratio_from(measured, se, analytic)
     return HarnessCheck(
-        source="harness-output", measured=measured, analytic=analytic, ratio=ratio,
-        std_error=se, n_queries=q, n_seeds=int(np.max(counts)), n_draws=len(value),
-        importance_sampled=False, passed=ratio.contains(1.0), per_query_measured=per_query,
-        sample_values=value, sample_weights=np.ones(len(value)), missing_queries=missing,
-        ignored_queries=ignored, measure=chosen_measure,
+        source="harness-output",
+        measured=measured,
+        analytic=analytic,
+        ratio=ratio,
+        std_error=se,
+        n_queries=q,
+        n_seeds=int(np.max(counts)),
+        n_draws=len(value),
+        importance_sampled=False,
+        passed=ratio.contains(1.0),
+        per_query_measured=per_query,
+        sample_values=value,
+        sample_weights=np.ones(len(value)),
+        missing_queries=missing,
+        ignored_queries=ignored,
+        measure=chosen_measure,
     )
 
 
 # --------------------------------------------------------------------- inferred N
 
 
-def _infer(bench: _Benchmark, metric: Metric, source: str, per_query: np.ndarray,
-           se: float, pool: PoolSpec) -> InferredN | None:
+def _infer(
+    bench: _Benchmark, metric: Metric, source: str, per_query: np.ndarray, se: float, pool: PoolSpec
+) -> InferredN | None:
     if metric.family not in floors.INVERTIBLE_FAMILIES:
         return None
     present = np.isfinite(per_query) & (bench.gold > 0)
@@ -872,30 +983,58 @@ def _infer(bench: _Benchmark, metric: Metric, source: str, per_query: np.ndarray
     measured = float(np.mean(per_query[present]))
     gold = bench.gold[present]
     judged = bench.judged[present]
-    whole = _quietly(floors.infer_benchmark_pool_size, metric, measured, gold,
-                     std_error=se if np.isfinite(se) and se > 0 else None, judged=judged)
+    whole = _quietly(
+        floors.infer_benchmark_pool_size,
+        metric,
+        measured,
+        gold,
+        std_error=se if np.isfinite(se) and se > 0 else None,
+        judged=judged,
+    )
     classes = []
     for g in np.unique(gold).tolist():
         members = gold == g
         values = per_query[present][members]
         class_mean = float(np.mean(values))
-        class_se = float(np.std(values, ddof=1) / np.sqrt(len(values))) \
-            if len(values) > 1 and np.isfinite(se) else None
-        inferred = _quietly(floors.infer_benchmark_pool_size, metric, class_mean,
-                            gold[members], std_error=class_se, judged=judged[members])
-        classes.append(GoldClass(int(g), int(members.sum()), class_mean,
-                                 float(np.asarray(inferred.estimate).ravel()[0]),
-                                 float(np.asarray(inferred.low).ravel()[0]),
-                                 float(np.asarray(inferred.high).ravel()[0])))
+        class_se = (
+            float(np.std(values, ddof=1) / np.sqrt(len(values)))
+            if len(values) > 1 and np.isfinite(se)
+            else None
+        )
+        inferred = _quietly(
+            floors.infer_benchmark_pool_size,
+            metric,
+            class_mean,
+            gold[members],
+            std_error=class_se,
+            judged=judged[members],
+        )
+        classes.append(
+            GoldClass(
+                int(g),
+                int(members.sum()),
+                class_mean,
+                float(np.asarray(inferred.estimate).ravel()[0]),
+                float(np.asarray(inferred.low).ravel()[0]),
+                float(np.asarray(inferred.high).ravel()[0]),
+            )
+        )
     estimate = float(np.asarray(whole.estimate).ravel()[0])
     low = float(np.asarray(whole.low).ravel()[0])
     high = float(np.asarray(whole.high).ravel()[0])
     saturated = bool(np.asarray(whole.saturated).ravel()[0])
     result = InferredN(
-        source=source, measured=measured, estimate=estimate, low=low, high=high,
-        saturated=saturated, declared_pool=bench.declared_pool,
-        declared_chunks=bench.declared_chunks, declared_documents=bench.declared_documents,
-        by_gold=tuple(classes), diagnosis=None,
+        source=source,
+        measured=measured,
+        estimate=estimate,
+        low=low,
+        high=high,
+        saturated=saturated,
+        declared_pool=bench.declared_pool,
+        declared_chunks=bench.declared_chunks,
+        declared_documents=bench.declared_documents,
+        by_gold=tuple(classes),
+        diagnosis=None,
     )
     return result
 
@@ -903,35 +1042,50 @@ def _infer(bench: _Benchmark, metric: Metric, source: str, per_query: np.ndarray
 def _diagnose(inferred: InferredN, pool: PoolSpec, check_passed: bool) -> str | None:
     """Name the likely cause of an inferred N that does not match the declared pool."""
     n, low, high = inferred.estimate, inferred.low, inferred.high
-    chunks, docs, declared = (inferred.declared_chunks, inferred.declared_documents,
-                              inferred.declared_pool)
+    chunks, docs, declared = (
+        inferred.declared_chunks,
+        inferred.declared_documents,
+        inferred.declared_pool,
+    )
     if check_passed or declared is None:
         return None
     if math.isinf(n):
-        return ("The measured random score is 0: the harness found no gold at all. Check that "
-                "its IDs match the judgements' IDs (chunk vs document IDs, prefixes).")
+        return (
+            "The measured random score is 0: the harness found no gold at all. Check that "
+            "its IDs match the judgements' IDs (chunk vs document IDs, prefixes)."
+        )
     if chunks is not None and docs is not None:
         if pool.analytic_unit == "chunks" and n < chunks / 2:
-            text = (f"Your harness counts documents (≈ {docs:,}), not chunks ({chunks:,}): "
-                    f"the measured random score implies a pool of ≈ {n:,.0f}. Declare the "
-                    "units map so that the analytic deduplicates too.")
+            text = (
+                f"Your harness counts documents (≈ {docs:,}), not chunks ({chunks:,}): "
+                f"the measured random score implies a pool of ≈ {n:,.0f}. Declare the "
+                "units map so that the analytic deduplicates too."
+            )
             if high < docs:
-                text += (" Inferred N is below the document count: gold documents have more "
-                         "chunks than average (size-biased gold under max pooling).")
+                text += (
+                    " Inferred N is below the document count: gold documents have more "
+                    "chunks than average (size-biased gold under max pooling)."
+                )
             return text
         if high < docs / 3:
-            return (f"Inferred N (≈ {n:,.0f}) is far below both the chunk count ({chunks:,}) "
-                    f"and the document count ({docs:,}): the scorer may be double-counting, "
-                    "or the gold leaks into the ranking.")
+            return (
+                f"Inferred N (≈ {n:,.0f}) is far below both the chunk count ({chunks:,}) "
+                f"and the document count ({docs:,}): the scorer may be double-counting, "
+                "or the gold leaks into the ranking."
+            )
     if high < declared / 1.5:
-        return (f"The measured random score implies a pool of ≈ {n:,.0f} [{low:,.0f}, "
-                f"{high:,.0f}], far below the declared {declared:,.0f}: your harness may rank a "
-                "coarser unit than the pool counts (e.g. documents after deduplicating chunks — "
-                "declare a units map), double-count hits, or the gold leaks into the ranking.")
+        return (
+            f"The measured random score implies a pool of ≈ {n:,.0f} [{low:,.0f}, "
+            f"{high:,.0f}], far below the declared {declared:,.0f}: your harness may rank a "
+            "coarser unit than the pool counts (e.g. documents after deduplicating chunks — "
+            "declare a units map), double-count hits, or the gold leaks into the ranking."
+        )
     if low > declared * 1.5:
-        return (f"The measured random score implies a pool of ≈ {n:,.0f}, above the declared "
-                f"{declared:,.0f}: the harness may miss gold (IDs that do not match the "
-                "judgements), drop judged queries, or the pool is larger than declared.")
+        return (
+            f"The measured random score implies a pool of ≈ {n:,.0f}, above the declared "
+            f"{declared:,.0f}: the harness may miss gold (IDs that do not match the "
+            "judgements), drop judged queries, or the pool is larger than declared."
+        )
     return None
 
 
@@ -955,38 +1109,67 @@ def _tied_queries(run: pa.Table) -> tuple[int, bool]:
     return int(np.sum(distinct < rows)), bool(np.any((distinct == 1) & (rows > 1)))
 
 
-def _noise_check(bench: _Benchmark, floor: Floor, metric: Metric, model: np.ndarray | None,
-                 noise: np.ndarray, source: str, thresholds: Thresholds,
-                 rng: np.random.Generator, tied: int = 0, tie_aware: float | None = None,
-                 components_off: tuple[str, ...] | None = None) -> NoiseCheck:
+def _noise_check(
+    bench: _Benchmark,
+    floor: Floor,
+    metric: Metric,
+    model: np.ndarray | None,
+    noise: np.ndarray,
+    source: str,
+    thresholds: Thresholds,
+    rng: np.random.Generator,
+    tied: int = 0,
+    tie_aware: float | None = None,
+    components_off: tuple[str, ...] | None = None,
+) -> NoiseCheck:
     expected = floor.expected
     floor_mean = float(np.mean(expected))
     noise_mean = float(np.mean(noise))
     z = _quietly(stats.z_against_floor, noise_mean, expected, floor.variance)
     # Under the null hypothesis (the noise run is a random ranking) the per-query variance is
     # known exactly; the sample variance of a skewed metric like RR understates it.
-    noise_over_floor = _interval(_quietly(
-        stats.ratio_interval, noise, denominator_exact=expected,
-        numerator_variance=floor.variance, method="delta"), positive=True) \
-        if floor_mean > 0 and len(noise) >= 2 else Interval(math.nan, math.nan, math.nan)
+    noise_over_floor = (
+        _interval(
+            _quietly(
+                stats.ratio_interval,
+                noise,
+                denominator_exact=expected,
+                numerator_variance=floor.variance,
+                method="delta",
+            ),
+            positive=True,
+        )
+        if floor_mean > 0 and len(noise) >= 2
+        else Interval(math.nan, math.nan, math.nan)
+    )
     model_over_noise = None
     model_over_floor = None
     model_mean = None
     if model is not None:
         model_mean = float(np.mean(model))
         if noise_mean > 0 and len(model) >= 2:
-            model_over_noise = _interval(_quietly(
-                stats.ratio_interval, model, noise, method="delta"), positive=True)
+            model_over_noise = _interval(
+                _quietly(stats.ratio_interval, model, noise, method="delta"), positive=True
+            )
         if floor_mean > 0 and len(model) >= 2:
-            model_over_floor = _interval(_quietly(stats.ratio_interval, model,
-                                                  denominator_exact=expected, method="delta"))
+            model_over_floor = _interval(
+                _quietly(stats.ratio_interval, model, denominator_exact=expected, method="delta")
+            )
     hi = thresholds.ratio_band[1]
     leak = bool(z.z >= thresholds.leak_z and noise_over_floor.low > hi)
     return NoiseCheck(
-        source=source, model=model_mean, noise=noise_mean, floor=floor_mean,
-        model_over_noise=model_over_noise, noise_over_floor=noise_over_floor,
-        model_over_floor=model_over_floor, noise_z=float(z.z), leak=leak,
-        per_query_noise=noise, tied_queries=tied, tie_aware_noise=tie_aware,
+        source=source,
+        model=model_mean,
+        noise=noise_mean,
+        floor=floor_mean,
+        model_over_noise=model_over_noise,
+        noise_over_floor=noise_over_floor,
+        model_over_floor=model_over_floor,
+        noise_z=float(z.z),
+        leak=leak,
+        per_query_noise=noise,
+        tied_queries=tied,
+        tie_aware_noise=tie_aware,
         components_off=components_off,
     )
 
@@ -999,8 +1182,14 @@ def _interval(value: stats.Interval, *, positive: bool = False) -> Interval:
 # ------------------------------------------------------------------------ verdict
 
 
-def _triage(bench: _Benchmark, floor: Floor, metric: Metric, model: np.ndarray | None,
-            noise: np.ndarray | None, thresholds: Thresholds) -> QueryTable:
+def _triage(
+    bench: _Benchmark,
+    floor: Floor,
+    metric: Metric,
+    model: np.ndarray | None,
+    noise: np.ndarray | None,
+    thresholds: Thresholds,
+) -> QueryTable:
     n = len(bench.qids)
     expected = floor.expected
     std = floor.std
@@ -1033,11 +1222,20 @@ def _triage(bench: _Benchmark, floor: Floor, metric: Metric, model: np.ndarray |
     # bench.qids is sorted, so its index is the query id's order.
     order = np.lexsort((np.arange(n), -share))
     return QueryTable(
-        qid=bench.qids[order], pool_size=bench.pool_size[order], gold=bench.gold[order],
-        judged=bench.judged[order], k=k, floor=expected[order], floor_std=std[order],
-        ceiling=floor.ceiling[order], headroom=floor.headroom[order],
-        model=model_values[order], noise=noise_values[order], z=z[order],
-        floor_share=share[order], flags=tuple(flags[i] for i in order),
+        qid=bench.qids[order],
+        pool_size=bench.pool_size[order],
+        gold=bench.gold[order],
+        judged=bench.judged[order],
+        k=k,
+        floor=expected[order],
+        floor_std=std[order],
+        ceiling=floor.ceiling[order],
+        headroom=floor.headroom[order],
+        model=model_values[order],
+        noise=noise_values[order],
+        z=z[order],
+        floor_share=share[order],
+        flags=tuple(flags[i] for i in order),
     )
 
 
@@ -1074,8 +1272,9 @@ def _power(model: np.ndarray, thresholds: Thresholds) -> Power | None:
     return Power(n, var, float(mdd), thresholds.delta, int(needed))
 
 
-def _verdict(result_parts: dict[str, Any], thresholds: Thresholds, metric: Metric,
-             n_queries: int) -> tuple[str, tuple[Reason, ...]]:
+def _verdict(
+    result_parts: dict[str, Any], thresholds: Thresholds, metric: Metric, n_queries: int
+) -> tuple[str, tuple[Reason, ...]]:
     reasons: list[Reason] = []
     head: Headroom = result_parts["headroom"]
     harness: HarnessCheck | None = result_parts["harness"]
@@ -1087,118 +1286,205 @@ def _verdict(result_parts: dict[str, Any], thresholds: Thresholds, metric: Metri
 
     share = head.floor_over_ceiling
     if share is not None:
-        numbers = {"floor": head.floor, "ceiling": head.ceiling, "headroom": head.headroom,
-                   "floor_over_ceiling": share}
+        numbers = {
+            "floor": head.floor,
+            "ceiling": head.ceiling,
+            "headroom": head.headroom,
+            "floor_over_ceiling": share,
+        }
         if share >= thresholds.floor_share_broken:
-            reasons.append(Reason(
-                "broken", "no_headroom",
-                f"A random ranker scores {100 * share:.0f} % of a perfect one "
-                f"({metric.name} floor {head.floor:.3f}, ceiling {head.ceiling:.3f}): every "
-                f"model lands in a {head.headroom:.2f}-wide sliver.", numbers))
+            reasons.append(
+                Reason(
+                    "broken",
+                    "no_headroom",
+                    f"A random ranker scores {100 * share:.0f} % of a perfect one "
+                    f"({metric.name} floor {head.floor:.3f}, ceiling {head.ceiling:.3f}): every "
+                    f"model lands in a {head.headroom:.2f}-wide sliver.",
+                    numbers,
+                )
+            )
         elif share >= thresholds.floor_share_warning:
-            reasons.append(Reason(
-                "warning", "low_headroom",
-                f"A random ranker scores {100 * share:.0f} % of a perfect one (floor "
-                f"{head.floor:.3f}, ceiling {head.ceiling:.3f}).", numbers))
+            reasons.append(
+                Reason(
+                    "warning",
+                    "low_headroom",
+                    f"A random ranker scores {100 * share:.0f} % of a perfect one (floor "
+                    f"{head.floor:.3f}, ceiling {head.ceiling:.3f}).",
+                    numbers,
+                )
+            )
     if harness is not None:
         r = harness.ratio
-        numbers = {"ratio": r.estimate, "low": r.low, "high": r.high,
-                   "measured": harness.measured, "analytic": harness.analytic,
-                   "n_draws": harness.n_draws}
-        where = ("the package's scorer on seeded random rankings" if harness.source == "builtin"
-                 else "your harness on noise runs")
+        numbers = {
+            "ratio": r.estimate,
+            "low": r.low,
+            "high": r.high,
+            "measured": harness.measured,
+            "analytic": harness.analytic,
+            "n_draws": harness.n_draws,
+        }
+        where = (
+            "the package's scorer on seeded random rankings"
+            if harness.source == "builtin"
+            else "your harness on noise runs"
+        )
         if not harness.passed:
             severity = "broken" if (r.low > hi or r.high < lo) else "warning"
-            text = (f"Check 1 fails: {where} measured {harness.measured:.4g} against an exact "
-                    f"floor of {harness.analytic:.4g} (ratio {r.format()}).")
+            text = (
+                f"Check 1 fails: {where} measured {harness.measured:.4g} against an exact "
+                f"floor of {harness.analytic:.4g} (ratio {r.format()})."
+            )
             if inferred is not None and inferred.diagnosis:
                 text += " " + inferred.diagnosis
             reasons.append(Reason(severity, "check1_ratio", text, numbers))
         else:
-            reasons.append(Reason(
-                "info", "check1_passed",
-                f"Check 1 passes: {where} measured {r.format()} × the exact floor.", numbers))
+            reasons.append(
+                Reason(
+                    "info",
+                    "check1_passed",
+                    f"Check 1 passes: {where} measured {r.format()} × the exact floor.",
+                    numbers,
+                )
+            )
     for check, label in ((noise, "noise run"), (live, "live noise test")):
         if check is None:
             continue
         nf = check.noise_over_floor
-        numbers = {"noise": check.noise, "floor": check.floor, "z": check.noise_z,
-                   "noise_over_floor": nf.estimate, "low": nf.low, "high": nf.high}
+        numbers = {
+            "noise": check.noise,
+            "floor": check.floor,
+            "z": check.noise_z,
+            "noise_over_floor": nf.estimate,
+            "low": nf.low,
+            "high": nf.high,
+        }
         if check.leak:
-            cause = ("it states that BM25 and rerankers were off, so look at tie-breaking "
-                     "and the gold" if check.components_off else
-                     "BM25 or a reranker left on in a hybrid pipeline, or ties broken by an "
-                     "ID order that favours gold; the run's metadata does not say which "
-                     "components were off")
-            reasons.append(Reason(
-                "broken", "noise_leak",
-                f"The {label} scores {check.noise:.4g}, {nf.estimate:.1f}× its floor "
-                f"({check.floor:.4g}; z = {check.noise_z:.1f}): something other than the "
-                f"vectors carries the score — {cause}.", numbers))
+            cause = (
+                "it states that BM25 and rerankers were off, so look at tie-breaking and the gold"
+                if check.components_off
+                else "BM25 or a reranker left on in a hybrid pipeline, or ties broken by an "
+                "ID order that favours gold; the run's metadata does not say which "
+                "components were off"
+            )
+            reasons.append(
+                Reason(
+                    "broken",
+                    "noise_leak",
+                    f"The {label} scores {check.noise:.4g}, {nf.estimate:.1f}× its floor "
+                    f"({check.floor:.4g}; z = {check.noise_z:.1f}): something other than the "
+                    f"vectors carries the score — {cause}.",
+                    numbers,
+                )
+            )
         elif check.noise_z >= 3 and nf.low > 1:
-            reasons.append(Reason(
-                "warning", "noise_above_floor",
-                f"The {label} sits above its floor ({nf.format()} × the floor, z = "
-                f"{check.noise_z:.1f}).", numbers))
+            reasons.append(
+                Reason(
+                    "warning",
+                    "noise_above_floor",
+                    f"The {label} sits above its floor ({nf.format()} × the floor, z = "
+                    f"{check.noise_z:.1f}).",
+                    numbers,
+                )
+            )
         if check.tied_queries:
             plural = "y" if check.tied_queries == 1 else "ies"
             aware = check.tie_aware_noise
-            tie_numbers: dict[str, Any] = {"tied_queries": check.tied_queries,
-                                           "tie_aware_noise": aware, "noise": check.noise}
+            tie_numbers: dict[str, Any] = {
+                "tied_queries": check.tied_queries,
+                "tie_aware_noise": aware,
+                "noise": check.noise,
+            }
             # Ties matter when averaging over the orders of each tied group moves the value by
             # more than a standard error of the noise mean (or 5 % of it).
             se = (nf.high - nf.low) / (2 * _Z95) * check.floor if check.floor > 0 else 0.0
             if aware is not None and abs(aware - check.noise) > max(se, 0.05 * check.noise):
-                reasons.append(Reason(
-                    "warning", "noise_ties",
-                    f"The {label} has tied scores in {check.tied_queries:,} quer{plural}: its "
-                    f"value ({check.noise:.4g}) depends on tie-breaking; averaged over the "
-                    f"orders of each tied group it is {aware:.4g}.", tie_numbers))
+                reasons.append(
+                    Reason(
+                        "warning",
+                        "noise_ties",
+                        f"The {label} has tied scores in {check.tied_queries:,} quer{plural}: its "
+                        f"value ({check.noise:.4g}) depends on tie-breaking; averaged over the "
+                        f"orders of each tied group it is {aware:.4g}.",
+                        tie_numbers,
+                    )
+                )
             else:
-                reasons.append(Reason(
-                    "info", "noise_ties",
-                    f"The {label} has tied scores in {check.tied_queries:,} quer{plural}; "
-                    "averaging over the orders of each tied group does not change its value"
-                    + (f" ({aware:.4g})." if aware is not None else "."), tie_numbers))
+                reasons.append(
+                    Reason(
+                        "info",
+                        "noise_ties",
+                        f"The {label} has tied scores in {check.tied_queries:,} quer{plural}; "
+                        "averaging over the orders of each tied group does not change its value"
+                        + (f" ({aware:.4g})." if aware is not None else "."),
+                        tie_numbers,
+                    )
+                )
         if check.model_over_noise is not None:
-            reasons.append(Reason(
-                "info", "model_over_noise",
-                f"Check 2: the model scores {check.model_over_noise.format(1)} × the {label}.",
-                {"ratio": check.model_over_noise.estimate}))
+            reasons.append(
+                Reason(
+                    "info",
+                    "model_over_noise",
+                    f"Check 2: the model scores {check.model_over_noise.format(1)} × the {label}.",
+                    {"ratio": check.model_over_noise.estimate},
+                )
+            )
     if head.model is not None:
         if head.at_or_below_floor:
-            reasons.append(Reason(
-                "warning", "model_at_floor",
-                f"The model ({head.model:.4g}) is not distinguishable from its floor "
-                f"({head.floor:.4g}): check that the run's IDs match the judgements.",
-                {"model": head.model, "floor": head.floor}))
+            reasons.append(
+                Reason(
+                    "warning",
+                    "model_at_floor",
+                    f"The model ({head.model:.4g}) is not distinguishable from its floor "
+                    f"({head.floor:.4g}): check that the run's IDs match the judgements.",
+                    {"model": head.model, "floor": head.floor},
+                )
+            )
         if head.headroom_in_se is not None and head.headroom_in_se < thresholds.min_headroom_se:
-            reasons.append(Reason(
-                "warning", "few_standard_errors",
-                f"Only {head.headroom_in_se:.1f} standard errors of the model's mean fit in the "
-                f"headroom with {n_queries:,} queries: only gross differences are detectable.",
-                {"headroom_in_se": head.headroom_in_se, "n_queries": n_queries}))
+            reasons.append(
+                Reason(
+                    "warning",
+                    "few_standard_errors",
+                    f"Only {head.headroom_in_se:.1f} standard errors of the model's mean fit in the "
+                    f"headroom with {n_queries:,} queries: only gross differences are detectable.",
+                    {"headroom_in_se": head.headroom_in_se, "n_queries": n_queries},
+                )
+            )
     no_gold = sum("no_gold" in f for f in table.flags)
     if no_gold:
-        reasons.append(Reason(
-            "warning", "no_gold",
-            f"{no_gold:,} quer{'y has' if no_gold == 1 else 'ies have'} no gold item in the "
-            "pool: they score 0 for every system.", {"queries": no_gold}))
+        reasons.append(
+            Reason(
+                "warning",
+                "no_gold",
+                f"{no_gold:,} quer{'y has' if no_gold == 1 else 'ies have'} no gold item in the "
+                "pool: they score 0 for every system.",
+                {"queries": no_gold},
+            )
+        )
     missing = sum("gold_missing_from_pool" in f for f in table.flags)
     if missing:
-        reasons.append(Reason(
-            "warning", "gold_missing",
-            f"{missing:,} quer{'y has' if missing == 1 else 'ies have'} judged gold outside "
-            "the declared pool.", {"queries": missing}))
+        reasons.append(
+            Reason(
+                "warning",
+                "gold_missing",
+                f"{missing:,} quer{'y has' if missing == 1 else 'ies have'} judged gold outside "
+                "the declared pool.",
+                {"queries": missing},
+            )
+        )
     small = sum("pool_smaller_than_k" in f for f in table.flags)
     if small:
-        reasons.append(Reason(
-            "warning", "pool_smaller_than_k",
-            f"{small:,} quer{'y has' if small == 1 else 'ies have'} a pool smaller than k.",
-            {"queries": small}))
+        reasons.append(
+            Reason(
+                "warning",
+                "pool_smaller_than_k",
+                f"{small:,} quer{'y has' if small == 1 else 'ies have'} a pool smaller than k.",
+                {"queries": small},
+            )
+        )
     severities = {r.severity for r in reasons}
-    verdict = ("broken" if "broken" in severities else
-               "warning" if "warning" in severities else "healthy")
+    verdict = (
+        "broken" if "broken" in severities else "warning" if "warning" in severities else "healthy"
+    )
     return verdict, tuple(reasons)
 
 
@@ -1288,29 +1574,45 @@ def check_benchmark(
         scored = score_run(run, qrels, [metric], units=units, ties=ties, run_name=run_name)
         model = _aligned(scored, metric, bench.qids)
         if scored.unranked_qids:
-            notes.append(f"{len(scored.unranked_qids):,} judged queries have no ranking in "
-                         f"{run_name} and score 0.")
+            notes.append(
+                f"{len(scored.unranked_qids):,} judged queries have no ranking in "
+                f"{run_name} and score 0."
+            )
         if scored.unjudged_qids:
-            notes.append(f"{len(scored.unjudged_qids):,} queries of {run_name} have no "
-                         "judgements and were ignored.")
+            notes.append(
+                f"{len(scored.unjudged_qids):,} queries of {run_name} have no "
+                "judgements and were ignored."
+            )
 
     noise_check = None
     noise_values = None
     if noise_run is not None:
         if progress:
             progress(0.2, "Scoring the noise run")
-        scored_noise = score_run(noise_run, qrels, [metric], units=units, ties=ties,
-                                 run_name="noise run")
+        scored_noise = score_run(
+            noise_run, qrels, [metric], units=units, ties=ties, run_name="noise run"
+        )
         noise_values = _aligned(scored_noise, metric, bench.qids)
         tied, _ = _tied_queries(noise_run)
         tie_aware = None
         if tied and ties != "average":
-            averaged = score_run(noise_run, qrels, [metric], units=units, ties="average",
-                                 run_name="noise run")
+            averaged = score_run(
+                noise_run, qrels, [metric], units=units, ties="average", run_name="noise run"
+            )
             tie_aware = float(np.mean(_aligned(averaged, metric, bench.qids)))
         noise_check = _noise_check(
-            bench, floor, metric, model, noise_values, noise_source, thresholds, rng, tied,
-            tie_aware, tuple(noise_components_off) if noise_components_off else None)
+            bench,
+            floor,
+            metric,
+            model,
+            noise_values,
+            noise_source,
+            thresholds,
+            rng,
+            tied,
+            tie_aware,
+            tuple(noise_components_off) if noise_components_off else None,
+        )
 
     if progress:
         progress(0.3, "Check 1")
@@ -1318,19 +1620,32 @@ def check_benchmark(
     if harness_output is not None:
         harness = _harness_check1(bench, floor, metric, harness_output, notes)
     else:
-        harness = _builtin_check1(bench, floor, metric, pool, qrels, seeds, ties,
-                                  thresholds.precision, rng, progress, notes)
+        harness = _builtin_check1(
+            bench,
+            floor,
+            metric,
+            pool,
+            qrels,
+            seeds,
+            ties,
+            thresholds.precision,
+            rng,
+            progress,
+            notes,
+        )
     inferred = None
     if harness is not None:
-        inferred = _infer(bench, metric, harness.source, harness.per_query_measured,
-                          harness.std_error, pool)
+        inferred = _infer(
+            bench, metric, harness.source, harness.per_query_measured, harness.std_error, pool
+        )
     elif noise_values is not None:
         se = float(np.std(noise_values, ddof=1) / np.sqrt(n)) if n > 1 else None
         inferred = _infer(bench, metric, "noise-run", noise_values, se or 0.0, pool)
     if inferred is not None:
         passed = harness.passed if harness is not None else True
-        inferred = InferredN(**{**inferred.__dict__,
-                                "diagnosis": _diagnose(inferred, pool, passed)})
+        inferred = InferredN(
+            **{**inferred.__dict__, "diagnosis": _diagnose(inferred, pool, passed)}
+        )
 
     if progress:
         progress(0.85, "Headroom, triage and power")
@@ -1341,12 +1656,12 @@ def check_benchmark(
     if other_runs and model is not None:
         values = {run_name: model}
         for name, other in other_runs.items():
-            scored_other = score_run(other, qrels, [metric], units=units, ties=ties,
-                                     run_name=name)
+            scored_other = score_run(other, qrels, [metric], units=units, ties=ties, run_name=name)
             values[name] = _aligned(scored_other, metric, bench.qids)
         table_cmp = _quietly(stats.compare_runs, values, n_resamples=10_000, rng=rng)
-        comparison = Comparison(tuple(values), tuple(float(np.mean(v)) for v in values.values()),
-                                table_cmp)
+        comparison = Comparison(
+            tuple(values), tuple(float(np.mean(v)) for v in values.values()), table_cmp
+        )
     flat_mean = float(np.mean(model)) if model is not None else None
     adjusted_mean = None
     if model is not None:
@@ -1355,29 +1670,52 @@ def check_benchmark(
         if ok.any():
             adjusted_mean = float(np.mean((model[ok] - floor.expected[ok]) / room[ok]))
     total_floor = float(np.sum(floor.expected))
-    multi = float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 \
-        else 0.0
+    multi = float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
     live_check = noise_check if noise_source == "live" else None
     if live_check is not None:
         noise_check = None
-    parts = {"headroom": head, "harness": harness, "noise": noise_check, "live": live_check,
-             "inferred_n": inferred, "queries": table}
+    parts = {
+        "headroom": head,
+        "harness": harness,
+        "noise": noise_check,
+        "live": live_check,
+        "inferred_n": inferred,
+        "queries": table,
+    }
     verdict, reasons = _verdict(parts, thresholds, metric, n)
     if progress:
         progress(1.0, "Done")
     return CheckResult(
-        schema_version=SCHEMA_VERSION, metric=metric, verdict=verdict, reasons=reasons,
-        run_name=run_name if run is not None else None, n_queries=n, pool_kind=pool.kind,
-        declared_pool=bench.declared_pool, declared_chunks=bench.declared_chunks,
-        declared_documents=bench.declared_documents, floor_method=floor_method, floor=floor,
-        headroom=head, harness=harness, noise=noise_check, live=live_check, inferred_n=inferred,
-        power=power, comparison=comparison, queries=table, flat_mean=flat_mean,
-        adjusted_mean=adjusted_mean, multi_gold_floor_share=multi, notes=tuple(notes),
+        schema_version=SCHEMA_VERSION,
+        metric=metric,
+        verdict=verdict,
+        reasons=reasons,
+        run_name=run_name if run is not None else None,
+        n_queries=n,
+        pool_kind=pool.kind,
+        declared_pool=bench.declared_pool,
+        declared_chunks=bench.declared_chunks,
+        declared_documents=bench.declared_documents,
+        floor_method=floor_method,
+        floor=floor,
+        headroom=head,
+        harness=harness,
+        noise=noise_check,
+        live=live_check,
+        inferred_n=inferred,
+        power=power,
+        comparison=comparison,
+        queries=table,
+        flat_mean=flat_mean,
+        adjusted_mean=adjusted_mean,
+        multi_gold_floor_share=multi,
+        notes=tuple(notes),
     )
 
 
-def benchmark_floor(qrels: pa.Table, pool: PoolSpec, metric: str | Metric, *,
-                    seed: int = 0) -> Floor:
+def benchmark_floor(
+    qrels: pa.Table, pool: PoolSpec, metric: str | Metric, *, seed: int = 0
+) -> Floor:
     """The exact per-query floor of every judged query (sorted by query id) for a pool.
 
     Examples
@@ -1392,8 +1730,9 @@ def benchmark_floor(qrels: pa.Table, pool: PoolSpec, metric: str | Metric, *,
     return floor
 
 
-def noise_runs(qrels: pa.Table, pool: PoolSpec, n_seeds: int, *, depth: int = 1000,
-               seed: int = 0) -> Iterator[tuple[int, pa.Table]]:
+def noise_runs(
+    qrels: pa.Table, pool: PoolSpec, n_seeds: int, *, depth: int = 1000, seed: int = 0
+) -> Iterator[tuple[int, pa.Table]]:
     """Seeded uniformly random runs over each judged query's declared pool.
 
     Each run ranks the top ``depth`` items of a uniformly random order of the query's pool
@@ -1430,10 +1769,15 @@ def noise_runs(qrels: pa.Table, pool: PoolSpec, n_seeds: int, *, depth: int = 10
         item = np.concatenate(items).astype(np.int64)
         qi = np.concatenate(query)
         position = np.concatenate([np.arange(len(x)) for x in items])
-        yield s, pa.table({
-            "qid": pa.array(qids[qi], pa.string()),
-            "docid": pa.array(namer(qi, item), pa.string()),
-            "score": pa.array(1.0 - position / (position.max() + 1.0)),
-            "rank": pa.array(position + 1, pa.int64()),
-            "line": pa.nulls(len(item), pa.int64()),
-        })
+        yield (
+            s,
+            pa.table(
+                {
+                    "qid": pa.array(qids[qi], pa.string()),
+                    "docid": pa.array(namer(qi, item), pa.string()),
+                    "score": pa.array(1.0 - position / (position.max() + 1.0)),
+                    "rank": pa.array(position + 1, pa.int64()),
+                    "line": pa.nulls(len(item), pa.int64()),
+                }
+            ),
+        )

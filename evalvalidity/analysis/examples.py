@@ -117,8 +117,9 @@ class Preset:
                 "The 'pool_kind' of a Preset must be corpus, pools, candidates or units. Got "
                 f"{self.pool_kind!r} instead."
             )
-        if self.pool_kind == "corpus" and (isinstance(self.pool, bool)
-                                           or not isinstance(self.pool, int) or self.pool < 1):
+        if self.pool_kind == "corpus" and (
+            isinstance(self.pool, bool) or not isinstance(self.pool, int) or self.pool < 1
+        ):
             raise ParameterError(
                 f"A Preset with a corpus pool needs its size as an int >= 1. Got {self.pool!r}."
             )
@@ -171,47 +172,106 @@ def _files(example: str, pairs: Iterable[tuple[str, str]]) -> tuple[DemoFile, ..
 #: Every bundled file, in the order they are added.
 DEMO_FILES: Final[tuple[DemoFile, ...]] = (
     *_files("toy", (("model.trec", "run"), ("noise.trec", "run"), ("qrels.txt", "qrels"))),
-    *_files("pool8", (("model.trec", "run"), ("noise.trec", "run"), ("qrels.txt", "qrels"),
-                      ("pools.tsv", "pools"))),
-    *_files("unitsbug", (("model.trec", "run"), ("qrels.txt", "qrels"), ("units.tsv", "units"),
-                         ("harness.csv", "harness"))),
-    *_files("cranfield", (("qrels.txt", "qrels"), ("chunks.tsv", "units"),
-                          ("run_dense.trec", "run"), ("run_bm25.trec", "run"),
-                          ("run_noise.trec", "run"), ("run_hybrid_noise.trec", "run"))),
+    *_files(
+        "pool8",
+        (
+            ("model.trec", "run"),
+            ("noise.trec", "run"),
+            ("qrels.txt", "qrels"),
+            ("pools.tsv", "pools"),
+        ),
+    ),
+    *_files(
+        "unitsbug",
+        (
+            ("model.trec", "run"),
+            ("qrels.txt", "qrels"),
+            ("units.tsv", "units"),
+            ("harness.csv", "harness"),
+        ),
+    ),
+    *_files(
+        "cranfield",
+        (
+            ("qrels.txt", "qrels"),
+            ("chunks.tsv", "units"),
+            ("run_dense.trec", "run"),
+            ("run_bm25.trec", "run"),
+            ("run_noise.trec", "run"),
+            ("run_hybrid_noise.trec", "run"),
+        ),
+    ),
 )
 
 #: The examples' check configurations, the first being the one the dashboard opens on.
 PRESETS: Final[tuple[Preset, ...]] = (
-    Preset("cranfield", "Cranfield: dense retrieval against its noise run",
-           "1,400 abstracts chunked into 6,181 pieces, 225 queries, MiniLM embeddings; the "
-           "noise run replaces every vector with noise. Healthy.",
-           run="cranfield.run_dense", qrels="cranfield.qrels", pool_kind="units",
-           pool="cranfield.chunks", noise_run="cranfield.run_noise",
-           compare=("cranfield.run_bm25",)),
-    Preset("cranfield-hybrid", "Cranfield: the hybrid trap",
-           "The same, but the noise run is a hybrid pipeline with BM25 left on: BM25 carries "
-           "the score, and the leak is flagged.",
-           run="cranfield.run_dense", qrels="cranfield.qrels", pool_kind="units",
-           pool="cranfield.chunks", noise_run="cranfield.run_hybrid_noise"),
-    Preset("toy", "Healthy toy benchmark",
-           "200 items, 20 queries, a model run and a noise run: healthy.",
-           run="toy.model", qrels="toy.qrels", pool_kind="corpus", pool=200,
-           noise_run="toy.noise", seeds=20),
-    Preset("pool8", "A pool of 8: honest and worthless",
-           "Each query ranked within 8 candidates, 5–6 of them gold: Check 1 passes, and a "
-           "random ranker scores about 80 % of a perfect one.",
-           run="pool8.model", qrels="pool8.qrels", pool_kind="pools", pool="pool8.pools",
-           noise_run="pool8.noise"),
-    Preset("unitsbug", "The units bug: chunks counted, files scored",
-           "1,052 chunks over 218 files; the harness deduplicates chunks to files but the "
-           "analytic counts chunks: Check 1 fails, and inferred N points at the files.",
-           run="unitsbug.model", qrels="unitsbug.qrels", pool_kind="units",
-           pool="unitsbug.units", analytic_unit="chunks", harness="unitsbug.harness"),
-    Preset("unitsbug-fixed", "The units bug, fixed",
-           "The same harness output against the analytic that deduplicates too: Check 1 "
-           "passes.",
-           run="unitsbug.model", qrels="unitsbug.qrels", pool_kind="units",
-           pool="unitsbug.units", harness="unitsbug.harness"),
+    Preset(
+        "cranfield",
+        "Cranfield: dense retrieval against its noise run",
+        "1,400 abstracts chunked into 6,181 pieces, 225 queries, MiniLM embeddings; the "
+        "noise run replaces every vector with noise. Healthy.",
+        run="cranfield.run_dense",
+        qrels="cranfield.qrels",
+        pool_kind="units",
+        pool="cranfield.chunks",
+        noise_run="cranfield.run_noise",
+        compare=("cranfield.run_bm25",),
+    ),
+    Preset(
+        "cranfield-hybrid",
+        "Cranfield: the hybrid trap",
+        "The same, but the noise run is a hybrid pipeline with BM25 left on: BM25 carries "
+        "the score, and the leak is flagged.",
+        run="cranfield.run_dense",
+        qrels="cranfield.qrels",
+        pool_kind="units",
+        pool="cranfield.chunks",
+        noise_run="cranfield.run_hybrid_noise",
+    ),
+    Preset(
+        "toy",
+        "Healthy toy benchmark",
+        "200 items, 20 queries, a model run and a noise run: healthy.",
+        run="toy.model",
+        qrels="toy.qrels",
+        pool_kind="corpus",
+        pool=200,
+        noise_run="toy.noise",
+        seeds=20,
+    ),
+    Preset(
+        "pool8",
+        "A pool of 8: honest and worthless",
+        "Each query ranked within 8 candidates, 5–6 of them gold: Check 1 passes, and a "
+        "random ranker scores about 80 % of a perfect one.",
+        run="pool8.model",
+        qrels="pool8.qrels",
+        pool_kind="pools",
+        pool="pool8.pools",
+        noise_run="pool8.noise",
+    ),
+    Preset(
+        "unitsbug",
+        "The units bug: chunks counted, files scored",
+        "1,052 chunks over 218 files; the harness deduplicates chunks to files but the "
+        "analytic counts chunks: Check 1 fails, and inferred N points at the files.",
+        run="unitsbug.model",
+        qrels="unitsbug.qrels",
+        pool_kind="units",
+        pool="unitsbug.units",
+        analytic_unit="chunks",
+        harness="unitsbug.harness",
+    ),
+    Preset(
+        "unitsbug-fixed",
+        "The units bug, fixed",
+        "The same harness output against the analytic that deduplicates too: Check 1 passes.",
+        run="unitsbug.model",
+        qrels="unitsbug.qrels",
+        pool_kind="units",
+        pool="unitsbug.units",
+        harness="unitsbug.harness",
+    ),
 )
 
 
@@ -269,8 +329,9 @@ def save_presets(workspace: Workspace | str | os.PathLike[str], presets: Sequenc
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     path = _presets_path(ws)
     temporary = ws.path / "tmp" / f"presets.{uuid.uuid4().hex}.json"
-    temporary.write_text(json.dumps({"presets": [p.to_json() for p in presets]}, indent=1),
-                         encoding="utf-8")
+    temporary.write_text(
+        json.dumps({"presets": [p.to_json() for p in presets]}, indent=1), encoding="utf-8"
+    )
     os.replace(temporary, path)
     return path
 
@@ -336,8 +397,9 @@ def build_demo(
             root = Path(scratch)
         folders = {e: root / "writeup" / e for e in ("toy", "pool8", "unitsbug")}
         folders["cranfield"] = root / "cranfield"
-        files = [f for f in DEMO_FILES if f.example in chosen
-                 and (folders[f.example] / f.file).is_file()]
+        files = [
+            f for f in DEMO_FILES if f.example in chosen and (folders[f.example] / f.file).is_file()
+        ]
         added: list[DatasetInfo] = []
         existing = {d.name: d for d in ws.list(all_owners=True)}
         for i, demo_file in enumerate(files):
@@ -351,8 +413,9 @@ def build_demo(
                         f"{demo_file.name!r} with other content; rename or delete it first."
                     )
                 continue
-            added.append(ws.add(path, kind=demo_file.kind, name=demo_file.name,
-                                display_name=demo_file.file))
+            added.append(
+                ws.add(path, kind=demo_file.kind, name=demo_file.name, display_name=demo_file.file)
+            )
     names = {d.name for d in ws.list(all_owners=True)}
     kept = [p for p in load_presets(ws) if p.name not in {q.name for q in PRESETS}]
     available = [p for p in PRESETS if set(p.datasets()) <= names]

@@ -62,8 +62,9 @@ def _int_at_least(value: Any, low: int, name: str, func: str) -> int:
 def _generator(rng: Any, func: str) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or (isinstance(rng, int | np.integer) and not isinstance(rng, bool)
-                       and rng >= 0):
+    if rng is None or (
+        isinstance(rng, int | np.integer) and not isinstance(rng, bool) and rng >= 0
+    ):
         return np.random.default_rng(rng)
     raise ParameterError(
         f"The 'rng' parameter of {func} must be a numpy.random.Generator, an int seed >= 0 or "
@@ -208,8 +209,9 @@ class HashingEmbedder:
             token_ids.extend([vocabulary.setdefault(token, len(vocabulary)) for token in tokens])
         ids = np.asarray(token_ids, dtype=np.int64)
         text_of = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
-        position = np.arange(ids.size, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths,
-                                                                   lengths)
+        position = np.arange(ids.size, dtype=np.int64) - np.repeat(
+            np.cumsum(lengths) - lengths, lengths
+        )
         words = list(vocabulary)
         low, high = self.ngram_range
         rows: list[np.ndarray] = []
@@ -223,8 +225,9 @@ class HashingEmbedder:
                 # One int64 per n-gram (base-V digits): np.unique on a flat array is fast.
                 codes = windows @ base ** np.arange(n - 1, -1, -1, dtype=np.int64)
                 distinct_codes, inverse = np.unique(codes, return_inverse=True)
-                distinct = (distinct_codes[:, None]
-                            // base ** np.arange(n - 1, -1, -1, dtype=np.int64)) % base
+                distinct = (
+                    distinct_codes[:, None] // base ** np.arange(n - 1, -1, -1, dtype=np.int64)
+                ) % base
             else:
                 distinct, inverse = np.unique(windows, axis=0, return_inverse=True)
             rows.append(text_of[starts])
@@ -241,8 +244,9 @@ class HashingEmbedder:
             )
             pair_rows, pair_features = np.divmod(pairs, len(names))
             weights = signs[pair_features] * (1.0 + np.log(counts))
-            flat = np.bincount(pair_rows * self.dim + buckets[pair_features], weights=weights,
-                               minlength=out.size)
+            flat = np.bincount(
+                pair_rows * self.dim + buckets[pair_features], weights=weights, minlength=out.size
+            )
             out = flat.reshape(out.shape)
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             out = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
@@ -399,22 +403,22 @@ def _exact_cosine_topk(
     dtype = np.result_type(queries.dtype, corpus.dtype, np.float32)
     corpus = corpus.astype(dtype, copy=False)
     corpus_norms = np.sqrt(np.einsum("ij,ij->i", corpus, corpus))
-    inverse_corpus_norms = np.divide(1.0, corpus_norms, out=np.zeros_like(corpus_norms),
-                                     where=corpus_norms > 0)
+    inverse_corpus_norms = np.divide(
+        1.0, corpus_norms, out=np.zeros_like(corpus_norms), where=corpus_norms > 0
+    )
     if batch_size is None:
         batch_size = max(1, _SCORE_BLOCK // n_corpus)
     indices = np.empty((queries.shape[0], k), dtype=np.int64)
     scores = np.empty((queries.shape[0], k), dtype=np.float64)
     for start in range(0, queries.shape[0], batch_size):
-        batch = queries[start:start + batch_size].astype(dtype, copy=False)
+        batch = queries[start : start + batch_size].astype(dtype, copy=False)
         norms = np.sqrt(np.einsum("ij,ij->i", batch, batch))
-        unit = np.divide(batch, norms[:, None], out=np.zeros_like(batch),
-                         where=norms[:, None] > 0)
+        unit = np.divide(batch, norms[:, None], out=np.zeros_like(batch), where=norms[:, None] > 0)
         block = unit @ corpus.T
         block *= inverse_corpus_norms
         top_indices, top_scores = _top_k_rows(block, k)
-        indices[start:start + batch.shape[0]] = top_indices
-        scores[start:start + batch.shape[0]] = top_scores
+        indices[start : start + batch.shape[0]] = top_indices
+        scores[start : start + batch.shape[0]] = top_scores
     return indices, scores
 
 
@@ -434,8 +438,10 @@ def _top_k_rows(block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     columns = columns[keep].reshape(n_rows, k)
     top = np.take_along_axis(block, columns, axis=1)
     order = np.argsort(-top, axis=1, kind="stable")
-    return (np.take_along_axis(columns, order, axis=1),
-            np.take_along_axis(top, order, axis=1).astype(np.float64))
+    return (
+        np.take_along_axis(columns, order, axis=1),
+        np.take_along_axis(top, order, axis=1).astype(np.float64),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -523,8 +529,9 @@ def _texts_by_id(value: Any, name: str, func: str) -> tuple[list[str], list[str]
     return ids, texts
 
 
-def _embedded(embed: Callable[[list[str]], Any], ids: list[str], texts: list[str],
-              what: str) -> np.ndarray:
+def _embedded(
+    embed: Callable[[list[str]], Any], ids: list[str], texts: list[str], what: str
+) -> np.ndarray:
     """Call ``embed`` and check it returned one finite vector per text."""
     expected = f"a 2-D array of numbers of shape ({len(texts)}, dim) for the {len(texts)} {what}"
     output = embed(list(texts))
@@ -557,9 +564,13 @@ def _check_embed(embed: Any, func: str) -> None:
         )
 
 
-def _embed_both(embed: Callable[[list[str]], Any], corpus_ids: list[str],
-                corpus_texts: list[str], query_ids: list[str],
-                query_texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _embed_both(
+    embed: Callable[[list[str]], Any],
+    corpus_ids: list[str],
+    corpus_texts: list[str],
+    query_ids: list[str],
+    query_texts: list[str],
+) -> tuple[np.ndarray, np.ndarray]:
     """Embed the corpus, then the queries, and check the two agree on the dimension."""
     corpus_vectors = _embedded(embed, corpus_ids, corpus_texts, "corpus texts")
     query_vectors = _embedded(embed, query_ids, query_texts, "query texts")
@@ -642,16 +653,24 @@ def embed_and_rank(
     generator = _generator(rng, func)
     if batch_size is not None:
         batch_size = _int_at_least(batch_size, 1, "batch_size", func)
-    corpus_vectors, query_vectors = _embed_both(embed, corpus_ids, corpus_texts, query_ids,
-                                                query_texts)
+    corpus_vectors, query_vectors = _embed_both(
+        embed, corpus_ids, corpus_texts, query_ids, query_texts
+    )
     if noise:
         corpus_vectors = _noise_like(corpus_vectors, generator)
         query_vectors = _noise_like(query_vectors, generator)
     return _rank(query_ids, corpus_ids, query_vectors, corpus_vectors, k, batch_size, noise)
 
 
-def _rank(query_ids: list[str], corpus_ids: list[str], query_vectors: np.ndarray,
-          corpus_vectors: np.ndarray, k: int, batch_size: int | None, noise: bool) -> Ranking:
+def _rank(
+    query_ids: list[str],
+    corpus_ids: list[str],
+    query_vectors: np.ndarray,
+    corpus_vectors: np.ndarray,
+    k: int,
+    batch_size: int | None,
+    noise: bool,
+) -> Ranking:
     """Rank by exact cosine and lay the result out one row per (query, item)."""
     indices, scores = _exact_cosine_topk(query_vectors, corpus_vectors, k, batch_size)
     per_query = indices.shape[1]
@@ -667,13 +686,15 @@ def _rank(query_ids: list[str], corpus_ids: list[str], query_vectors: np.ndarray
 def _run_table(ranking: Ranking) -> Any:
     import pyarrow as pa
 
-    return pa.table({
-        "qid": pa.array(ranking.qid.tolist(), pa.string()),
-        "docid": pa.array(ranking.docid.tolist(), pa.string()),
-        "score": pa.array(ranking.score, pa.float64()),
-        "rank": pa.array(ranking.rank, pa.int64()),
-        "line": pa.nulls(len(ranking), pa.int64()),
-    })
+    return pa.table(
+        {
+            "qid": pa.array(ranking.qid.tolist(), pa.string()),
+            "docid": pa.array(ranking.docid.tolist(), pa.string()),
+            "score": pa.array(ranking.score, pa.float64()),
+            "rank": pa.array(ranking.rank, pa.int64()),
+            "line": pa.nulls(len(ranking), pa.int64()),
+        }
+    )
 
 
 def _qrels_table(qrels: Any, func: str) -> Any:
@@ -693,11 +714,13 @@ def _qrels_table(qrels: Any, func: str) -> Any:
             f"Every grade of the 'qrels' parameter of {func} must be an int. Got "
             f"{_shown(bad[0][2])} for ({bad[0][0]!r}, {bad[0][1]!r}) instead."
         )
-    return pa.table({
-        "qid": pa.array([r[0] for r in rows], pa.string()),
-        "docid": pa.array([r[1] for r in rows], pa.string()),
-        "rel": pa.array([int(r[2]) for r in rows], pa.int64()),
-    })
+    return pa.table(
+        {
+            "qid": pa.array([r[0] for r in rows], pa.string()),
+            "docid": pa.array([r[1] for r in rows], pa.string()),
+            "rel": pa.array([int(r[2]) for r in rows], pa.int64()),
+        }
+    )
 
 
 def noise_test(
@@ -774,21 +797,33 @@ def noise_test(
     qrels_table = _qrels_table(qrels, func)
     if progress:
         progress(0.0, "Embedding the corpus and the queries")
-    corpus_vectors, query_vectors = _embed_both(embed, corpus_ids, corpus_texts, query_ids,
-                                                query_texts)
+    corpus_vectors, query_vectors = _embed_both(
+        embed, corpus_ids, corpus_texts, query_ids, query_texts
+    )
     real = _rank(query_ids, corpus_ids, query_vectors, corpus_vectors, k, batch_size, False)
     generator = np.random.default_rng([seed, 1])
-    noise = _rank(query_ids, corpus_ids, _noise_like(query_vectors, generator),
-                  _noise_like(corpus_vectors, generator), k, batch_size, True)
+    noise = _rank(
+        query_ids,
+        corpus_ids,
+        _noise_like(query_vectors, generator),
+        _noise_like(corpus_vectors, generator),
+        k,
+        batch_size,
+        True,
+    )
     if units is None:
         pool = PoolSpec(corpus_size=len(corpus_ids))
     elif isinstance(units, pa.Table):
         pool = PoolSpec(units=units)
     elif isinstance(units, Mapping):
-        pool = PoolSpec(units=pa.table({
-            "chunk_id": pa.array([str(c) for c in units], pa.string()),
-            "doc_id": pa.array([str(d) for d in units.values()], pa.string()),
-        }))
+        pool = PoolSpec(
+            units=pa.table(
+                {
+                    "chunk_id": pa.array([str(c) for c in units], pa.string()),
+                    "doc_id": pa.array([str(d) for d in units.values()], pa.string()),
+                }
+            )
+        )
     else:
         raise ParameterError(
             f"The 'units' parameter of {func} must be a units table or a mapping chunk_id → "
@@ -800,7 +835,14 @@ def noise_test(
             progress(0.3 + 0.7 * fraction, message)
 
     return check_benchmark(
-        _run_table(real), qrels_table, pool=pool, metric=metric, noise_run=_run_table(noise),
-        run_name="live", seeds=seeds, noise_source="live", seed=seed,
+        _run_table(real),
+        qrels_table,
+        pool=pool,
+        metric=metric,
+        noise_run=_run_table(noise),
+        run_name="live",
+        seeds=seeds,
+        noise_source="live",
+        seed=seed,
         progress=relay if progress else None,
     )

@@ -48,29 +48,56 @@ SCENARIOS: dict[str, Scenario] = {
         "toy",
         "Healthy toy benchmark",
         "200 items, 20 queries, a model run and a noise run: healthy.",
-        ("--run", "model.trec", "--qrels", "qrels.txt", "--noise-run", "noise.trec",
-         "--pool-size", "200", "--seeds", "20"),
+        (
+            "--run",
+            "model.trec",
+            "--qrels",
+            "qrels.txt",
+            "--noise-run",
+            "noise.trec",
+            "--pool-size",
+            "200",
+            "--seeds",
+            "20",
+        ),
     ),
     "pool8": Scenario(
         "pool8",
         "A pool of 8: honest and worthless",
         "Each query ranked within 8 candidates, 5–6 of them gold: Check 1 passes, "
         "and a random ranker scores ~80 % of a perfect one.",
-        ("--run", "model.trec", "--qrels", "qrels.txt", "--noise-run", "noise.trec",
-         "--pools", "pools.tsv"),
+        (
+            "--run",
+            "model.trec",
+            "--qrels",
+            "qrels.txt",
+            "--noise-run",
+            "noise.trec",
+            "--pools",
+            "pools.tsv",
+        ),
     ),
     "unitsbug": Scenario(
         "unitsbug",
         "The units bug: chunks counted, files scored",
         "1,052 chunks over 218 files, 28 queries; the harness deduplicates chunks to files.",
-        ("--run", "model.trec", "--qrels", "qrels.txt", "--units", "units.tsv",
-         "--harness-output", "harness.csv"),
+        (
+            "--run",
+            "model.trec",
+            "--qrels",
+            "qrels.txt",
+            "--units",
+            "units.tsv",
+            "--harness-output",
+            "harness.csv",
+        ),
     ),
 }
 
 
-def _write_trec_run(path: Path, qids: list[str], rankings: list[list[str]],
-                    scores: list[np.ndarray], tag: str) -> None:
+def _write_trec_run(
+    path: Path, qids: list[str], rankings: list[list[str]], scores: list[np.ndarray], tag: str
+) -> None:
     lines: list[str] = []
     for qid, docs, sc in zip(qids, rankings, scores, strict=True):
         lines.extend(
@@ -85,8 +112,9 @@ def _write_qrels(path: Path, gold: dict[str, list[str]]) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _model_scores(rng: np.random.Generator, n: int, gold_mask: np.ndarray,
-                  separation: float) -> np.ndarray:
+def _model_scores(
+    rng: np.random.Generator, n: int, gold_mask: np.ndarray, separation: float
+) -> np.ndarray:
     """Draw a decent model's scores: gold items shifted by ``separation`` standard deviations."""
     return rng.normal(size=n) + separation * gold_mask
 
@@ -140,8 +168,9 @@ def _pool8(out: Path, rng: np.random.Generator) -> None:
     _write_trec_run(out / "noise.trec", qids, noise_docs, noise_scores, "noise")
 
 
-def _harness_rr_at_k(chunk_doc: np.ndarray, chunk_scores: np.ndarray, gold_docs: set[int],
-                     k: int) -> float:
+def _harness_rr_at_k(
+    chunk_doc: np.ndarray, chunk_scores: np.ndarray, gold_docs: set[int], k: int
+) -> float:
     """Score like the team's own harness: rank chunks, keep each file's first, MRR@k."""
     order = np.argsort(-chunk_scores, kind="stable")
     _, first = np.unique(chunk_doc[order], return_index=True)
@@ -175,13 +204,15 @@ def _unitsbug(out: Path, rng: np.random.Generator) -> None:
         + "".join(f"{c}\tsrc/file{d:03d}.py\n" for c, d in zip(chunk_ids, chunk_doc, strict=True)),
         encoding="utf-8",
     )
-    _write_qrels(out / "qrels.txt", {q: [f"src/file{d:03d}.py" for d in g]
-                                     for q, g in gold_files.items()})
+    _write_qrels(
+        out / "qrels.txt", {q: [f"src/file{d:03d}.py" for d in g] for q, g in gold_files.items()}
+    )
     model_docs, model_scores = [], []
     for q in qids:
         mask = np.isin(chunk_doc, gold_files[q]).astype(float)
-        d, s = _ranked(chunk_ids, _model_scores(rng, n_chunks, mask * rng.random(n_chunks), 2.4),
-                       100)
+        d, s = _ranked(
+            chunk_ids, _model_scores(rng, n_chunks, mask * rng.random(n_chunks), 2.4), 100
+        )
         model_docs.append(d)
         model_scores.append(s)
     _write_trec_run(out / "model.trec", qids, model_docs, model_scores, "model")
@@ -205,9 +236,7 @@ def write_scenario(name: str, out_dir: str | Path, *, seed: int = 20261130) -> P
     if name not in _WRITERS:
         from evalvalidity.errors import ParameterError
 
-        raise ParameterError(
-            f"Unknown scenario {name!r}; expected one of {', '.join(_WRITERS)}."
-        )
+        raise ParameterError(f"Unknown scenario {name!r}; expected one of {', '.join(_WRITERS)}.")
     folder = Path(out_dir) / name
     folder.mkdir(parents=True, exist_ok=True)
     _WRITERS[name](folder, np.random.default_rng([seed, list(_WRITERS).index(name)]))

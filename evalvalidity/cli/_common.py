@@ -24,7 +24,8 @@ __all__ = [
 def add_workspace_argument(parser: argparse.ArgumentParser) -> None:
     """Add ``--workspace PATH``."""
     parser.add_argument(
-        "--workspace", metavar="PATH",
+        "--workspace",
+        metavar="PATH",
         help="workspace whose dataset names may stand in for files (default: "
         "$EVALVALIDITY_WORKSPACE, else ~/.local/share/evalvalidity/workspace)",
     )
@@ -33,18 +34,31 @@ def add_workspace_argument(parser: argparse.ArgumentParser) -> None:
 def add_pool_arguments(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
     """Add the ways of declaring the pool: exactly one of them (or none, when optional)."""
     group = parser.add_argument_group(
-        "the pool" + (" (give one)" if required else " (optional; give one to see floors)"))
-    group.add_argument("--pool-size", type=int, metavar="N",
-                       help="every query ranks a corpus of N items (in the run's unit)")
+        "the pool" + (" (give one)" if required else " (optional; give one to see floors)")
+    )
+    group.add_argument(
+        "--pool-size",
+        type=int,
+        metavar="N",
+        help="every query ranks a corpus of N items (in the run's unit)",
+    )
     group.add_argument("--pools", metavar="FILE", help="per-query pool sizes (qid, pool_size)")
-    group.add_argument("--candidates", metavar="FILE",
-                       help="per-query candidate lists (qid, docid)")
-    group.add_argument("--units", metavar="FILE",
-                       help="units map (chunk_id, doc_id): the run ranks chunks, the scorer "
-                       "deduplicates them to documents by first occurrence")
-    group.add_argument("--analytic-unit", choices=("documents", "chunks"), default="documents",
-                       help="with --units: the floor of deduplicated chunk scores (documents, "
-                       "default) or of chunks as if never deduplicated (chunks)")
+    group.add_argument(
+        "--candidates", metavar="FILE", help="per-query candidate lists (qid, docid)"
+    )
+    group.add_argument(
+        "--units",
+        metavar="FILE",
+        help="units map (chunk_id, doc_id): the run ranks chunks, the scorer "
+        "deduplicates them to documents by first occurrence",
+    )
+    group.add_argument(
+        "--analytic-unit",
+        choices=("documents", "chunks"),
+        default="documents",
+        help="with --units: the floor of deduplicated chunk scores (documents, "
+        "default) or of chunks as if never deduplicated (chunks)",
+    )
 
 
 def load_table(spec: str, kind: str, args: argparse.Namespace) -> pa.Table:
@@ -58,13 +72,18 @@ def pool_from_args(args: argparse.Namespace, *, required: bool) -> Any:
     """Build the :class:`~evalvalidity.analysis.checks.PoolSpec` the arguments declare, or None."""
     from evalvalidity.analysis.checks import PoolSpec
 
-    given = [flag for flag, value in (("--pool-size", args.pool_size), ("--pools", args.pools),
-                                      ("--candidates", args.candidates), ("--units", args.units))
-             if value is not None]
-    if len(given) > 1:
-        raise ParameterError(
-            f"Declare the pool one way only; got {' and '.join(given)}."
+    given = [
+        flag
+        for flag, value in (
+            ("--pool-size", args.pool_size),
+            ("--pools", args.pools),
+            ("--candidates", args.candidates),
+            ("--units", args.units),
         )
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise ParameterError(f"Declare the pool one way only; got {' and '.join(given)}.")
     if not given:
         if required:
             raise ParameterError(
@@ -81,8 +100,7 @@ def pool_from_args(args: argparse.Namespace, *, required: bool) -> Any:
         return PoolSpec(pools=load_table(args.pools, "pools", args))
     if args.candidates is not None:
         return PoolSpec(candidates=load_table(args.candidates, "candidates", args))
-    return PoolSpec(units=load_table(args.units, "units", args),
-                    analytic_unit=args.analytic_unit)
+    return PoolSpec(units=load_table(args.units, "units", args), analytic_unit=args.analytic_unit)
 
 
 def run_display_name(spec: str) -> str:
@@ -96,8 +114,7 @@ def progress_printer(enabled: bool) -> Any:
         return None
 
     def show(fraction: float, message: str) -> None:
-        print(f"\r[{100 * fraction:5.1f} %] {message:<70}", end="", file=sys.stderr,
-              flush=True)
+        print(f"\r[{100 * fraction:5.1f} %] {message:<70}", end="", file=sys.stderr, flush=True)
         if fraction >= 1.0:
             print(file=sys.stderr)
 

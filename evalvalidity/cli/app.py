@@ -26,10 +26,12 @@ def register(subparsers: Any) -> None:
         "demo (the write-up's examples and Cranfield) is added first when it is missing.",
     )
     parser.add_argument("--workspace", metavar="PATH", help="the workspace directory")
-    parser.add_argument("--port", type=int, default=8501, metavar="N",
-                        help="the port to serve on (default 8501)")
-    parser.add_argument("--no-demo", action="store_true",
-                        help="do not add the demo datasets to the workspace")
+    parser.add_argument(
+        "--port", type=int, default=8501, metavar="N", help="the port to serve on (default 8501)"
+    )
+    parser.add_argument(
+        "--no-demo", action="store_true", help="do not add the demo datasets to the workspace"
+    )
     parser.set_defaults(func=run)
 
 
@@ -48,8 +50,10 @@ def locate_app() -> tuple[Path, Path]:
     import evalvalidity
 
     package = Path(evalvalidity.__file__).resolve().parent
-    for root, script in ((package.parent, package.parent / "app" / "main.py"),
-                         (package / "_app", package / "_app" / "main.py")):
+    for root, script in (
+        (package.parent, package.parent / "app" / "main.py"),
+        (package / "_app", package / "_app" / "main.py"),
+    ):
         if script.is_file():
             return root, script
     raise ParameterError(
@@ -60,9 +64,19 @@ def locate_app() -> tuple[Path, Path]:
 
 def streamlit_command(script: Path, port: int) -> list[str]:
     """The command line that serves ``script`` on ``port`` with this Python."""
-    return [sys.executable, "-m", "streamlit", "run", os.fspath(script),
-            "--server.port", str(port), "--server.headless", "true",
-            "--browser.gatherUsageStats", "false"]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        os.fspath(script),
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,17 +87,21 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535:
         raise ParameterError(f"--port must be between 1 and 65535. Got {args.port}.")
     if importlib.util.find_spec("streamlit") is None:
-        raise ParameterError(
-            "The dashboard needs Streamlit: pip install 'evalvalidity[app]'."
-        )
+        raise ParameterError("The dashboard needs Streamlit: pip install 'evalvalidity[app]'.")
     workspace = Path(args.workspace).resolve() if args.workspace else default_path().resolve()
     if not args.no_demo and not demo.is_built(workspace):
         print(f"adding the demo datasets to {workspace} ...", file=sys.stderr)
         added = demo.build_demo(workspace)
         print(f"added {len(added)} datasets", file=sys.stderr)
     root, script = locate_app()
-    env = {**os.environ, "EVALVALIDITY_WORKSPACE": os.fspath(workspace),
-           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    print(f"serving the dashboard on http://localhost:{args.port} (workspace {workspace}); "
-          "Ctrl-C stops it", file=sys.stderr)
+    env = {
+        **os.environ,
+        "EVALVALIDITY_WORKSPACE": os.fspath(workspace),
+        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+    }
+    print(
+        f"serving the dashboard on http://localhost:{args.port} (workspace {workspace}); "
+        "Ctrl-C stops it",
+        file=sys.stderr,
+    )
     return subprocess.call(streamlit_command(script, args.port), cwd=root, env=env)

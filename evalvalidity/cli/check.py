@@ -23,26 +23,48 @@ _GATES = {"broken": ("broken",), "warning": ("broken", "warning"), "never": ()}
 
 def add_check_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the arguments that describe a benchmark check (shared with ``report``)."""
-    parser.add_argument("--run", action="append", metavar="FILE", required=True,
-                        help="the model's run (a file or a workspace dataset); repeat to "
-                        "compare more runs with the first")
+    parser.add_argument(
+        "--run",
+        action="append",
+        metavar="FILE",
+        required=True,
+        help="the model's run (a file or a workspace dataset); repeat to "
+        "compare more runs with the first",
+    )
     parser.add_argument("--qrels", required=True, metavar="FILE", help="the judgements")
-    parser.add_argument("--noise-run", metavar="FILE",
-                        help="the same pipeline with every vector replaced by noise (Check 2)")
-    parser.add_argument("--noise-components-off", metavar="LIST",
-                        help="comma-separated components the noise run had switched off, "
-                        "e.g. bm25,reranker")
-    parser.add_argument("--harness-output", metavar="FILE",
-                        help="your harness's per-query output on noise runs (trec_eval -q "
-                        "lines or CSV seed,qid,value): Check 1 on your harness")
+    parser.add_argument(
+        "--noise-run",
+        metavar="FILE",
+        help="the same pipeline with every vector replaced by noise (Check 2)",
+    )
+    parser.add_argument(
+        "--noise-components-off",
+        metavar="LIST",
+        help="comma-separated components the noise run had switched off, e.g. bm25,reranker",
+    )
+    parser.add_argument(
+        "--harness-output",
+        metavar="FILE",
+        help="your harness's per-query output on noise runs (trec_eval -q "
+        "lines or CSV seed,qid,value): Check 1 on your harness",
+    )
     add_pool_arguments(parser, required=True)
-    parser.add_argument("--metric", default="mrr@10",
-                        help="the metric (default mrr@10, i.e. rr@10)")
-    parser.add_argument("--seeds", default="auto", metavar="auto|S",
-                        help="seeds of the built-in Check 1; auto reaches a 2%% standard "
-                        "error on the ratio where the budget allows (default auto)")
-    parser.add_argument("--ties", choices=("trec_eval", "given", "average"), default="trec_eval",
-                        help="tie policy of the scorer (default trec_eval)")
+    parser.add_argument(
+        "--metric", default="mrr@10", help="the metric (default mrr@10, i.e. rr@10)"
+    )
+    parser.add_argument(
+        "--seeds",
+        default="auto",
+        metavar="auto|S",
+        help="seeds of the built-in Check 1; auto reaches a 2%% standard "
+        "error on the ratio where the budget allows (default auto)",
+    )
+    parser.add_argument(
+        "--ties",
+        choices=("trec_eval", "given", "average"),
+        default="trec_eval",
+        help="tie policy of the scorer (default trec_eval)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     add_workspace_argument(parser)
 
@@ -59,11 +81,13 @@ def register(subparsers: Any) -> None:
     )
     add_check_arguments(parser)
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    parser.add_argument("--fail-on", choices=tuple(_GATES), default="broken",
-                        help="verdicts that fail the gate: broken (default), warning (warning "
-                        "or broken) or never")
-    parser.add_argument("--output", "-o", metavar="FILE",
-                        help="also write the output to FILE")
+    parser.add_argument(
+        "--fail-on",
+        choices=tuple(_GATES),
+        default="broken",
+        help="verdicts that fail the gate: broken (default), warning (warning or broken) or never",
+    )
+    parser.add_argument("--output", "-o", metavar="FILE", help="also write the output to FILE")
     parser.set_defaults(func=run)
 
 
@@ -76,8 +100,9 @@ def result_from_args(args: argparse.Namespace, progress: Any = None) -> Any:
         try:
             seeds = int(seeds)
         except ValueError:
-            raise ParameterError(f"--seeds must be 'auto' or a whole number. Got {seeds!r}.") \
-                from None
+            raise ParameterError(
+                f"--seeds must be 'auto' or a whole number. Got {seeds!r}."
+            ) from None
         if seeds < 1:
             raise ParameterError(f"--seeds must be at least 1. Got {seeds}.")
     pool = pool_from_args(args, required=True)
@@ -92,12 +117,25 @@ def result_from_args(args: argparse.Namespace, progress: Any = None) -> Any:
         others[name] = load_table(spec, "run", args)
     noise = load_table(args.noise_run, "run", args) if args.noise_run else None
     harness = load_table(args.harness_output, "harness", args) if args.harness_output else None
-    components = ([c.strip() for c in args.noise_components_off.split(",") if c.strip()]
-                  if args.noise_components_off else None)
+    components = (
+        [c.strip() for c in args.noise_components_off.split(",") if c.strip()]
+        if args.noise_components_off
+        else None
+    )
     return check_benchmark(
-        model, qrels, pool=pool, metric=args.metric, noise_run=noise, harness_output=harness,
-        other_runs=others or None, run_name=run_display_name(runs[0]), seeds=seeds,
-        ties=args.ties, noise_components_off=components, seed=args.seed, progress=progress,
+        model,
+        qrels,
+        pool=pool,
+        metric=args.metric,
+        noise_run=noise,
+        harness_output=harness,
+        other_runs=others or None,
+        run_name=run_display_name(runs[0]),
+        seeds=seeds,
+        ties=args.ties,
+        noise_components_off=components,
+        seed=args.seed,
+        progress=progress,
     )
 
 

@@ -23,15 +23,31 @@ def register(subparsers: Any) -> None:
         "value achievable (the ceiling).",
     )
     parser.add_argument("metric", metavar="METRIC", help="e.g. mrr@10, ndcg@10, p@5, ap")
-    parser.add_argument("--pool-size", "-N", type=int, required=True, metavar="N",
-                        help="items in the pool, in the unit the scorer ranks")
-    parser.add_argument("--gold", "-G", type=int, metavar="G",
-                        help="relevant items in the pool (default: the number of --gains)")
-    parser.add_argument("--judged", type=int, metavar="R",
-                        help="judged relevant items in all, when some are outside the pool "
-                        "(divides recall, AP and R-precision; default G)")
-    parser.add_argument("--gains", metavar="3,2,1",
-                        help="grades of the relevant items in the pool, for nDCG")
+    parser.add_argument(
+        "--pool-size",
+        "-N",
+        type=int,
+        required=True,
+        metavar="N",
+        help="items in the pool, in the unit the scorer ranks",
+    )
+    parser.add_argument(
+        "--gold",
+        "-G",
+        type=int,
+        metavar="G",
+        help="relevant items in the pool (default: the number of --gains)",
+    )
+    parser.add_argument(
+        "--judged",
+        type=int,
+        metavar="R",
+        help="judged relevant items in all, when some are outside the pool "
+        "(divides recall, AP and R-precision; default G)",
+    )
+    parser.add_argument(
+        "--gains", metavar="3,2,1", help="grades of the relevant items in the pool, for nDCG"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run)
 
@@ -82,21 +98,26 @@ def run(args: argparse.Namespace) -> int:
         "std": float(floor.std[0]),
         "ceiling": float(floor.ceiling[0]),
         "headroom": float(floor.headroom[0]),
-        "floor_over_ceiling": (float(floor.expected[0] / floor.ceiling[0])
-                               if floor.ceiling[0] > 0 else None),
+        "floor_over_ceiling": (
+            float(floor.expected[0] / floor.ceiling[0]) if floor.ceiling[0] > 0 else None
+        ),
     }
     if gains is not None:
         record["gains"] = gains
     if args.json:
         print(json.dumps(record, indent=2))
         return 0
-    print(f"{metric.name} with N={args.pool_size}, G={gold}"
-          + (f", R={args.judged}" if args.judged is not None else ""))
+    print(
+        f"{metric.name} with N={args.pool_size}, G={gold}"
+        + (f", R={args.judged}" if args.judged is not None else "")
+    )
     print(f"  expected  {record['expected']:.6g}")
     print(f"  std       {record['std']:.6g}")
     print(f"  ceiling   {record['ceiling']:.6g}")
     share = record["floor_over_ceiling"]
     if share is not None:
-        print(f"  headroom  {record['headroom']:.6g}  (a random ranker scores "
-              f"{100 * share:.1f} % of the ceiling)")
+        print(
+            f"  headroom  {record['headroom']:.6g}  (a random ranker scores "
+            f"{100 * share:.1f} % of the ceiling)"
+        )
     return 0

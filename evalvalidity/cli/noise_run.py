@@ -32,8 +32,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--qrels", required=True, metavar="FILE", help="the judgements")
     add_pool_arguments(parser, required=True)
     parser.add_argument("--seeds", type=int, required=True, metavar="S", help="number of runs")
-    parser.add_argument("--depth", type=int, default=1000,
-                        help="items ranked per query (default 1000, or the pool if smaller)")
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=1000,
+        help="items ranked per query (default 1000, or the pool if smaller)",
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="folder to write into")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--tag", default="noise", help="the run tag (default noise)")
@@ -61,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
         columns = table.to_pydict()
         lines = [
             f"{q} Q0 {d} {r} {s:.9f} {args.tag}-{seed}\n"
-            for q, d, r, s in zip(columns["qid"], columns["docid"], columns["rank"],
-                                  columns["score"], strict=True)
+            for q, d, r, s in zip(
+                columns["qid"], columns["docid"], columns["rank"], columns["score"], strict=True
+            )
         ]
         tmp = path.with_suffix(".trec.tmp")
         tmp.write_text("".join(lines), encoding="utf-8")
@@ -70,15 +75,21 @@ def run(args: argparse.Namespace) -> int:
         files.append(path.name)
     manifest = {
         "qrels": run_display_name(args.qrels),
-        "pool": {"kind": pool.kind, "pool_size": args.pool_size,
-                 "pools": args.pools and run_display_name(args.pools),
-                 "candidates": args.candidates and run_display_name(args.candidates),
-                 "units": args.units and run_display_name(args.units),
-                 "analytic_unit": args.analytic_unit},
-        "seeds": args.seeds, "seed": args.seed, "depth": args.depth, "runs": files,
+        "pool": {
+            "kind": pool.kind,
+            "pool_size": args.pool_size,
+            "pools": args.pools and run_display_name(args.pools),
+            "candidates": args.candidates and run_display_name(args.candidates),
+            "units": args.units and run_display_name(args.units),
+            "analytic_unit": args.analytic_unit,
+        },
+        "seeds": args.seeds,
+        "seed": args.seed,
+        "depth": args.depth,
+        "runs": files,
         "next": "score each run with your harness, collect per-query values as CSV "
-                "seed,qid,value (or trec_eval -q lines), then run evalvalidity check "
-                "--harness-output FILE with the same pool arguments",
+        "seed,qid,value (or trec_eval -q lines), then run evalvalidity check "
+        "--harness-output FILE with the same pool arguments",
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {len(files)} runs to {out} (manifest.json describes them)")

@@ -24,10 +24,14 @@ def register(subparsers: Any) -> None:
         "and charts/<name>.png and .svg. Exit 0 when written, 2 on bad usage or input.",
     )
     add_check_arguments(parser)
-    parser.add_argument("--out", required=True, metavar="DIR",
-                        help="folder to write into (created if missing)")
-    parser.add_argument("--title", default="Benchmark health report",
-                        help="the report's title (default: %(default)s)")
+    parser.add_argument(
+        "--out", required=True, metavar="DIR", help="folder to write into (created if missing)"
+    )
+    parser.add_argument(
+        "--title",
+        default="Benchmark health report",
+        help="the report's title (default: %(default)s)",
+    )
     parser.set_defaults(func=run)
 
 

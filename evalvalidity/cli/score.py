@@ -33,19 +33,38 @@ def register(subparsers: Any) -> None:
         "default (rank column ignored; score descending, then docid descending). With a pool "
         "declared, each metric's exact noise floor is shown beside its score.",
     )
-    parser.add_argument("--run", action="append", required=True, metavar="FILE",
-                        help="a run (file or workspace dataset); repeat for several")
+    parser.add_argument(
+        "--run",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help="a run (file or workspace dataset); repeat for several",
+    )
     parser.add_argument("--qrels", required=True, metavar="FILE", help="the judgements")
-    parser.add_argument("--metric", "-m", action="append", metavar="M",
-                        help="metric(s), e.g. mrr@10 or 'p@5,ndcg@10'; repeatable (default: "
-                        + ", ".join(_DEFAULT_METRICS) + ")")
-    parser.add_argument("--per-query", "-q", action="store_true",
-                        help="print per-query values as well as means")
-    parser.add_argument("--ties", choices=("trec_eval", "given", "average"), default="trec_eval",
-                        help="tie policy (default trec_eval)")
-    parser.add_argument("--skip-unranked", action="store_true",
-                        help="leave out judged queries the run does not rank (trec_eval's "
-                        "default) instead of scoring them 0")
+    parser.add_argument(
+        "--metric",
+        "-m",
+        action="append",
+        metavar="M",
+        help="metric(s), e.g. mrr@10 or 'p@5,ndcg@10'; repeatable (default: "
+        + ", ".join(_DEFAULT_METRICS)
+        + ")",
+    )
+    parser.add_argument(
+        "--per-query", "-q", action="store_true", help="print per-query values as well as means"
+    )
+    parser.add_argument(
+        "--ties",
+        choices=("trec_eval", "given", "average"),
+        default="trec_eval",
+        help="tie policy (default trec_eval)",
+    )
+    parser.add_argument(
+        "--skip-unranked",
+        action="store_true",
+        help="leave out judged queries the run does not rank (trec_eval's "
+        "default) instead of scoring them 0",
+    )
     parser.add_argument("--format", choices=("text", "json", "trec"), default="text")
     add_pool_arguments(parser, required=False)
     add_workspace_argument(parser)
@@ -73,9 +92,21 @@ def run(args: argparse.Namespace) -> int:
     results = []
     for spec in args.run:
         table = load_table(spec, "run", args)
-        results.append((run_display_name(spec), score_run(
-            table, qrels, metrics, units=units, ties=args.ties, unranked=unranked,
-            run_name=run_display_name(spec), qrels_name=run_display_name(args.qrels))))
+        results.append(
+            (
+                run_display_name(spec),
+                score_run(
+                    table,
+                    qrels,
+                    metrics,
+                    units=units,
+                    ties=args.ties,
+                    unranked=unranked,
+                    run_name=run_display_name(spec),
+                    qrels_name=run_display_name(args.qrels),
+                ),
+            )
+        )
     floors = _floors(pool, qrels, metrics) if pool is not None else None
     out = sys.stdout
     if args.format == "trec":
@@ -83,8 +114,9 @@ def run(args: argparse.Namespace) -> int:
         for metric in metrics:
             label = metric.report_name
             if args.per_query:
-                for qid, value in zip(result.qids.tolist(), result.values[metric.name].tolist(),
-                                      strict=True):
+                for qid, value in zip(
+                    result.qids.tolist(), result.values[metric.name].tolist(), strict=True
+                ):
                     out.write(f"{label:<22}\t{qid}\t{value:.4f}\n")
             out.write(f"{label:<22}\tall\t{result.means[metric.name]:.4f}\n")
         return 0
@@ -101,10 +133,22 @@ def run(args: argparse.Namespace) -> int:
                     "means": dict(result.means),
                     "unranked_queries": list(result.unranked_qids),
                     "unjudged_queries": list(result.unjudged_qids),
-                    **({"per_query": {
-                        m.name: dict(zip(result.qids.tolist(),
-                                         result.values[m.name].tolist(), strict=True))
-                        for m in metrics}} if args.per_query else {}),
+                    **(
+                        {
+                            "per_query": {
+                                m.name: dict(
+                                    zip(
+                                        result.qids.tolist(),
+                                        result.values[m.name].tolist(),
+                                        strict=True,
+                                    )
+                                )
+                                for m in metrics
+                            }
+                        }
+                        if args.per_query
+                        else {}
+                    ),
                 }
                 for name, result in results
             ],
@@ -132,11 +176,11 @@ def run(args: argparse.Namespace) -> int:
         notes = []
         if result.unranked_qids:
             verb = "left out" if unranked == "skip" else "scored 0"
-            notes.append(f"{len(result.unranked_qids):,} judged queries have no ranking "
-                         f"({verb})")
+            notes.append(f"{len(result.unranked_qids):,} judged queries have no ranking ({verb})")
         if result.unjudged_qids:
-            notes.append(f"{len(result.unjudged_qids):,} ranked queries have no judgements "
-                         "(ignored)")
+            notes.append(
+                f"{len(result.unjudged_qids):,} ranked queries have no judgements (ignored)"
+            )
         for note in notes:
             out.write(f"{'':<{width}}  note: {note}\n")
     return 0

@@ -182,8 +182,10 @@ class DedupPoolSize:
 
 
 def _normal_quantile(confidence: float, caller: str) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not (
-        0.0 < confidence < 1.0
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not (0.0 < confidence < 1.0)
     ):
         raise ParameterError(
             f"The 'confidence' parameter of {caller} must be a float in (0, 1)."
@@ -235,8 +237,9 @@ def _check_gold(gold: object, n_docs: int, caller: str) -> list[np.ndarray]:
             f" Got {type(gold).__name__} instead."
         )
     if len(gold) == 0:
-        raise ParameterError(f"{prefix} must name the gold documents of at least one query."
-                             " Got no query instead.")
+        raise ParameterError(
+            f"{prefix} must name the gold documents of at least one query. Got no query instead."
+        )
     out = []
     for q, item in enumerate(gold):
         docs = np.asarray(item)
@@ -382,7 +385,10 @@ def _panel_starts(rates: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def _truncated_moments(
-    values: np.ndarray, mult: np.ndarray, gold_chunks: np.ndarray, k: int,
+    values: np.ndarray,
+    mult: np.ndarray,
+    gold_chunks: np.ndarray,
+    k: int,
     nodes_per_panel: int | None = None,
 ) -> np.ndarray:
     """Σ_{b<k} P(B=b)/(b+1), Σ_{b<k} P(B=b)/(b+1)^2 and P(B<k), shape (S, 3).
@@ -425,9 +431,7 @@ def _truncated_moments(
         pending = pending[~settled]
     lower = np.maximum.accumulate(ends * tail, axis=1) / k
     n_panels = np.argmax(tail <= _TAIL_TOLERANCE * lower, axis=1) + 1
-    row, v, weight = _geometric_rule(
-        start, n_panels, nodes_per_panel or _panel_nodes(k)
-    )
+    row, v, weight = _geometric_rule(start, n_panels, nodes_per_panel or _panel_nodes(k))
     weight = weight * np.exp(-v)
     b = np.arange(k, dtype=np.float64)
     phi = np.stack([1.0 / (b + 1.0), 1.0 / (b + 1.0) ** 2, np.ones(k)], axis=1)
@@ -510,7 +514,10 @@ def _signatures(
 
 
 def _exact_moments(
-    family: str, k: int | None, counts: np.ndarray, gold: list[np.ndarray],
+    family: str,
+    k: int | None,
+    counts: np.ndarray,
+    gold: list[np.ndarray],
     nodes_per_panel: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-query E[M] and E[M^2] of rr / rr@k / hit@k under deduplication (0 without gold)."""
@@ -522,8 +529,9 @@ def _exact_moments(
     has_gold = gold_chunks > 0
     # The gold certainly comes first when nothing else is in the pool, and certainly within k
     # when fewer than k documents can precede it.
-    certain = has_gold & ((n_nongold == 0) | ((family == "hit") & (k is not None)
-                                              & (n_nongold < (k or 0))))
+    certain = has_gold & (
+        (n_nongold == 0) | ((family == "hit") & (k is not None) & (n_nongold < (k or 0)))
+    )
     first[certain] = second[certain] = 1.0
     todo = has_gold & ~certain
     # Cutoff that still binds: B ranges over 0..n_nongold.
@@ -759,8 +767,10 @@ def _check_gains(gains: object, gold: list[np.ndarray], caller: str) -> list[np.
     if gains is None:
         return [np.ones(len(g), dtype=np.int64) for g in gold]
     prefix = f"The 'gains' parameter of {caller}"
-    if isinstance(gains, str | bytes) or not isinstance(gains, Sequence | np.ndarray) or (
-        len(gains) != len(gold)
+    if (
+        isinstance(gains, str | bytes)
+        or not isinstance(gains, Sequence | np.ndarray)
+        or (len(gains) != len(gold))
     ):
         raise ParameterError(
             f"{prefix} must hold one array of grades per query ({len(gold)} queries)."
@@ -788,8 +798,13 @@ def _check_gains(gains: object, gold: list[np.ndarray], caller: str) -> list[np.
 
 
 def _problem(
-    metric: Metric, counts: np.ndarray, gold: list[np.ndarray], judged: np.ndarray,
-    gains: list[np.ndarray], graded: bool, caller: str,
+    metric: Metric,
+    counts: np.ndarray,
+    gold: list[np.ndarray],
+    judged: np.ndarray,
+    gains: list[np.ndarray],
+    graded: bool,
+    caller: str,
 ) -> _Problem:
     outside = judged - np.array([len(g) for g in gold])
     if graded and np.any(outside > 0) and (not metric.binary or metric.rel > 1):
@@ -808,8 +823,13 @@ def _problem(
     judged_query = np.concatenate([entry_query, np.repeat(np.arange(n_queries), outside)])
     judged_grade = np.concatenate([entry_grade, np.ones(int(outside.sum()), np.int64)])
     return _Problem(
-        metric, counts, entry_query, entry_doc.astype(np.int64), entry_grade,
-        Judged.from_items(judged_query, judged_grade, n_queries), n_queries,
+        metric,
+        counts,
+        entry_query,
+        entry_doc.astype(np.int64),
+        entry_grade,
+        Judged.from_items(judged_query, judged_grade, n_queries),
+        n_queries,
     )
 
 
@@ -841,8 +861,9 @@ def _ceiling(problem: _Problem) -> np.ndarray:
     query = problem.entry_query[order]
     start = np.searchsorted(query, query, side="left")
     position = np.arange(len(query)) - start + 1
-    return evaluate(problem.metric, Hits(query, position, problem.entry_grade[order]),
-                    problem.judged)
+    return evaluate(
+        problem.metric, Hits(query, position, problem.entry_grade[order]), problem.judged
+    )
 
 
 def _tiled(judged: Judged, copies: int) -> Judged:
@@ -966,8 +987,9 @@ def _monte_carlo(
     for part in _batches(n_samples, row):
         n = part.stop - part.start
         sample, entry, position = sampler(problem, n, depth, rng)
-        hits = Hits(sample * n_queries + problem.entry_query[entry], position,
-                    problem.entry_grade[entry])
+        hits = Hits(
+            sample * n_queries + problem.entry_query[entry], position, problem.entry_grade[entry]
+        )
         values = evaluate(problem.metric, hits, _tiled(problem.judged, n)).reshape(n, n_queries)
         batch_mean = values.mean(axis=0)
         batch_m2 = ((values - batch_mean) ** 2).sum(axis=0)
@@ -1070,12 +1092,13 @@ def dedup_floor_mc(
     gold_list = _check_gold(gold, len(counts), caller)
     judged_counts = _check_judged(judged, gold_list, caller)
     grades = _check_gains(gains, gold_list, caller)
-    if isinstance(n_samples, bool) or not isinstance(n_samples, int | np.integer) or (
-        n_samples < 2
+    if (
+        isinstance(n_samples, bool)
+        or not isinstance(n_samples, int | np.integer)
+        or (n_samples < 2)
     ):
         raise ParameterError(
-            f"The 'n_samples' parameter of {caller} must be an int >= 2. Got {n_samples!r}"
-            " instead."
+            f"The 'n_samples' parameter of {caller} must be an int >= 2. Got {n_samples!r} instead."
         )
     generator = _check_rng(rng, caller)
     if method not in _METHODS:
@@ -1089,8 +1112,7 @@ def dedup_floor_mc(
             f" gold document has grade 1, below the threshold {metric.rel}."
         )
     _warn_without_gold(gold_list, caller)
-    problem = _problem(metric, counts, gold_list, judged_counts, grades, gains is not None,
-                       caller)
+    problem = _problem(metric, counts, gold_list, judged_counts, grades, gains is not None, caller)
     mean, variance, mean_se = _monte_carlo(problem, int(n_samples), generator, method)
     floor = Floor(metric, mean, variance, _ceiling(problem))
     return DedupMonteCarlo(floor, np.sqrt(variance / n_samples), mean_se, int(n_samples))

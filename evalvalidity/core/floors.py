@@ -251,6 +251,7 @@ class _Ragged:
 
 def _grades(value: Any, name: str, func: str) -> _Ragged:
     """Read per-query grade lists (or one flat list for every query) as a :class:`_Ragged`."""
+
     def shape_error() -> ParameterError:
         return ParameterError(
             f"The {name!r} parameter of {func} must be a sequence with one list of grades per"
@@ -448,12 +449,7 @@ def _discount_sums(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
         whole = _discount_panels(power, int(panel.max()) + 1)[panel]
         integral = whole + _log_scale_integral(panel_start, top, power)
-        return (
-            integral
-            + (f(a) + f(big)) / 2
-            + (f1(big) - f1(a)) / 12
-            - (f3(big) - f3(a)) / 720
-        )
+        return integral + (f(a) + f(big)) / 2 + (f1(big) - f1(a)) / 12 - (f3(big) - f3(a)) / 720
 
     # Σ_{i <= a-1} from the table, then Σ_{i=a}^{n} by Euler–Maclaurin
     d[~small] = (tables["D"][_TABLE_SIZE - 1] + euler_maclaurin(1))[inverse]
@@ -774,8 +770,10 @@ def _sorted_grades(pool: _Ragged, judged: _Ragged) -> tuple[_SortedGrades, _Sort
         distinct, codes = np.unique(values, return_inverse=True)
         width = len(distinct) + 1
     split = len(pool.values)
-    return (_SortedGrades.build(pool, codes[:split], width),
-            _SortedGrades.build(judged, codes[split:], width))
+    return (
+        _SortedGrades.build(pool, codes[:split], width),
+        _SortedGrades.build(judged, codes[split:], width),
+    )
 
 
 def _check_sub_multiset(pool: _SortedGrades, judged: _SortedGrades, func: str) -> None:
@@ -794,7 +792,7 @@ def _check_sub_multiset(pool: _SortedGrades, judged: _SortedGrades, func: str) -
 
         def listed(grades: _Ragged) -> list[int]:
             starts = np.concatenate([[0], np.cumsum(grades.lengths)])
-            return sorted(int(x) for x in grades.values[starts[query]:starts[query + 1]])
+            return sorted(int(x) for x in grades.values[starts[query] : starts[query + 1]])
 
         raise ParameterError(
             f"The 'gains' parameter of {func} must list grades found among the query's"
@@ -1056,8 +1054,10 @@ def _ndcg_floor(
         if judged_grades is not pool_grades:
             _check_sub_multiset(sorted_pool, sorted_judged, func)
         exponential = metric.family == "ndcg_exp"
-        if exponential and max(pool_grades.values.max(initial=0),
-                               judged_grades.values.max(initial=0)) > 100:
+        if (
+            exponential
+            and max(pool_grades.values.max(initial=0), judged_grades.values.max(initial=0)) > 100
+        ):
             raise ParameterError(
                 f"The grades of {metric.name} must be <= 100 (its gain 2^grade − 1 must stay a"
                 " finite float)."
@@ -1066,8 +1066,9 @@ def _ndcg_floor(
         sum_gain = np.bincount(pool_grades.query, weights=gain, minlength=q)
         sum_gain2 = np.bincount(pool_grades.query, weights=gain * gain, minlength=q)
         ideal_pool = sorted_pool.ideal_dcg(exponential, k)
-        ideal_all = (ideal_pool if judged_grades is pool_grades
-                     else sorted_judged.ideal_dcg(exponential, k))
+        ideal_all = (
+            ideal_pool if judged_grades is pool_grades else sorted_judged.ideal_dcg(exponential, k)
+        )
     size = len(n)
     expected = np.zeros(size)
     variance = np.zeros(size)
@@ -1123,8 +1124,8 @@ def _expected_continuous(
             out[rest] = -np.expm1(_log_miss(x[rest], gf[rest], np.full(rest.sum(), kf)))
         return out
     # rr
-    out[full] = gf[full] / (x[full] - gf[full] + 1) * (
-        sc.digamma(x[full] + 1) - sc.digamma(gf[full])
+    out[full] = (
+        gf[full] / (x[full] - gf[full] + 1) * (sc.digamma(x[full] + 1) - sc.digamma(gf[full]))
     )
     if rest.any():
         out[rest] = _rr_recurrence(x[rest], g[rest].astype(np.int64), np.full(rest.sum(), kf))[0]
@@ -1248,12 +1249,22 @@ def _validated_inversion_args(
             f"The 'confidence' parameter of {func} must be a float in (0, 1). Got"
             f" {_show(confidence)} instead."
         )
-    values = _reals(measured, "measured", func, "a finite number <= 1 (a metric value, not a"
-                    " percentage)", lambda v: np.isfinite(v) & (v <= 1))
+    values = _reals(
+        measured,
+        "measured",
+        func,
+        "a finite number <= 1 (a metric value, not a percentage)",
+        lambda v: np.isfinite(v) & (v <= 1),
+    )
     errors = None
     if std_error is not None:
-        errors = _reals(std_error, "std_error", func, "a finite number >= 0",
-                        lambda v: np.isfinite(v) & (v >= 0))
+        errors = _reals(
+            std_error,
+            "std_error",
+            func,
+            "a finite number >= 0",
+            lambda v: np.isfinite(v) & (v >= 0),
+        )
     return metric, values, errors, float(confidence)
 
 
@@ -1281,8 +1292,9 @@ def _reals(
         shown = _show(np.atleast_1d(np.asarray(value))[i])
         got = shown if scalar else f"{shown} at index {i}"
         every = "" if scalar else " for every query"
-        raise ParameterError(f"The {name!r} parameter of {func} must be {what}{every}. Got"
-                             f" {got} instead.")
+        raise ParameterError(
+            f"The {name!r} parameter of {func} must be {what}{every}. Got {got} instead."
+        )
     return array, scalar
 
 
@@ -1318,7 +1330,7 @@ def _invert(
     if std_error is None:
         low = high = estimate
     else:
-        low, high = out[size:2 * size], out[2 * size:]
+        low, high = out[size : 2 * size], out[2 * size :]
     return estimate, low.copy(), high.copy(), measured >= maximum
 
 
@@ -1522,8 +1534,7 @@ def infer_benchmark_pool_size(
             " such a query scores 0 whatever the pool size."
         )
     family, k = metric.family, metric.k
-    classes, weights = np.unique(np.stack([g[g > 0], r[g > 0]], axis=1), axis=0,
-                                 return_counts=True)
+    classes, weights = np.unique(np.stack([g[g > 0], r[g > 0]], axis=1), axis=0, return_counts=True)
     cg, cr = classes[:, 0], classes[:, 1]
     share = weights / q  # queries with G = 0 add 0 to the mean
     smallest = float(cg.max())

@@ -115,8 +115,10 @@ class Judged:
         query_a = _int_array(query, "Judged.from_items", "query")
         grade_a = _int_array(grade, "Judged.from_items", "grade")
         _same_length("Judged.from_items", query=query_a, grade=grade_a)
-        if isinstance(n_queries, bool) or not isinstance(n_queries, int | np.integer) or (
-            n_queries < 0
+        if (
+            isinstance(n_queries, bool)
+            or not isinstance(n_queries, int | np.integer)
+            or (n_queries < 0)
         ):
             raise ParameterError(
                 f"The 'n_queries' parameter of Judged.from_items must be an int >= 0."
@@ -353,8 +355,9 @@ def _check_consistent(query: np.ndarray, grade: np.ndarray, judged: Judged, what
     # Count (query, grade) pairs on both sides: hits may not outnumber judged items of a grade.
     top = int(max(grade.max(initial=0), judged.grades.max(initial=0))) + 1
     hit_keys, hit_counts = np.unique(query * top + grade, return_counts=True)
-    judged_keys, judged_counts = np.unique(judged._segment * top + judged.grades,
-                                           return_counts=True)
+    judged_keys, judged_counts = np.unique(
+        judged._segment * top + judged.grades, return_counts=True
+    )
     at = np.searchsorted(judged_keys, hit_keys)
     found = at < len(judged_keys)
     found[found] = judged_keys[at[found]] == hit_keys[found]
@@ -374,9 +377,7 @@ _Kernel = Callable[[Metric, Hits, Judged], np.ndarray]
 def _k(metric: Metric) -> int:
     """Return the cutoff of a family that always has one (hit, p, r)."""
     if metric.k is None:
-        raise ParameterError(
-            f"The metric {metric.family} needs a cutoff, e.g. {metric.family}@10."
-        )
+        raise ParameterError(f"The metric {metric.family} needs a cutoff, e.g. {metric.family}@10.")
     return metric.k
 
 
@@ -532,8 +533,7 @@ def _groups(metric: Metric, tied: TiedHits) -> _Groups:
     n_groups = len(tied.group_query)
     binary = tied.item_grade >= metric.rel
     relevant = np.bincount(tied.item_group[binary], minlength=n_groups)
-    gain = np.bincount(tied.item_group, weights=_gain(metric, tied.item_grade),
-                       minlength=n_groups)
+    gain = np.bincount(tied.item_group, weights=_gain(metric, tied.item_grade), minlength=n_groups)
     return _Groups(
         tied.group_query[order],
         tied.group_start[order],
@@ -656,8 +656,9 @@ def _tied_ndcg(metric: Metric, groups: _Groups, judged: Judged) -> np.ndarray:
     last, _ = _overlap(groups, _tied_cutoff(metric, groups))
     discount = _table(1.0 / np.log2(np.arange(2, int(last.max(initial=0)) + 2)))
     slots = discount[last] - discount[np.minimum(groups.start - 1, last)]
-    dcg = np.bincount(groups.query, weights=groups.gain * slots / groups.size,
-                      minlength=judged.n_queries)
+    dcg = np.bincount(
+        groups.query, weights=groups.gain * slots / groups.size, minlength=judged.n_queries
+    )
     return _ratio(dcg, judged.ideal_dcg(metric))
 
 
@@ -735,8 +736,7 @@ def evaluate_tied(metric: Metric | str, tied: TiedHits, judged: Judged) -> np.nd
     _check_judged(judged, "evaluate_tied")
     if np.any(tied.group_query >= judged.n_queries):
         raise ParameterError(
-            f"TiedHits names a query index >= {judged.n_queries}, the number of queries in"
-            " Judged."
+            f"TiedHits names a query index >= {judged.n_queries}, the number of queries in Judged."
         )
     _check_consistent(tied.group_query[tied.item_group], tied.item_grade, judged, "TiedHits")
     return _TIED_KERNELS[metric.family](metric, _groups(metric, tied), judged)

@@ -106,9 +106,7 @@ class Metric:
             )
         needs_k, accepts_k, binary, _ = _FAMILY_INFO[self.family]
         if self.k is None and needs_k:
-            raise ParameterError(
-                f"The metric {self.family} needs a cutoff, e.g. {self.family}@10."
-            )
+            raise ParameterError(f"The metric {self.family} needs a cutoff, e.g. {self.family}@10.")
         if self.k is not None:
             if not accepts_k:
                 raise ParameterError(f"The metric {self.family} takes no cutoff.")
@@ -200,8 +198,9 @@ def parse_metric(spelling: str | Metric) -> Metric:
     if not isinstance(spelling, str):
         raise ParameterError(f"A metric must be given as text. Got {spelling!r} instead.")
     match = _SPELLING.match(spelling.lower())
-    known = ", ".join(("rr@10", "hit@10", "p@10", "r@100", "rprec", "ap", "ap@100", "ndcg@10",
-                       "ndcg_exp@10"))
+    known = ", ".join(
+        ("rr@10", "hit@10", "p@10", "r@100", "rprec", "ap", "ap@100", "ndcg@10", "ndcg_exp@10")
+    )
     if match is None:
         raise ParameterError(
             f"Cannot read the metric {spelling!r}; expected a spelling such as {known}."
@@ -209,9 +208,7 @@ def parse_metric(spelling: str | Metric) -> Metric:
     alias = match["family"]
     family = _ALIASES.get(alias)
     if family is None:
-        raise ParameterError(
-            f"Unknown metric {spelling!r}; expected a spelling such as {known}."
-        )
+        raise ParameterError(f"Unknown metric {spelling!r}; expected a spelling such as {known}.")
     k: int | None = None
     if match["k"] is not None:
         if not match["k"].isdigit() or int(match["k"]) < 1:
@@ -231,9 +228,9 @@ def parse_metric(spelling: str | Metric) -> Metric:
     return Metric(family, k, rel)
 
 
-def parse_metrics(spellings: str | Metric | list[str | Metric] | tuple[str | Metric, ...]) -> (
-    tuple[Metric, ...]
-):
+def parse_metrics(
+    spellings: str | Metric | list[str | Metric] | tuple[str | Metric, ...],
+) -> tuple[Metric, ...]:
     """Read several metrics; a string may hold a comma-separated list.
 
     Examples

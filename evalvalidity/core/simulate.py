@@ -194,8 +194,15 @@ def sample_prefixes(
     return _sample(layout, int(n_seeds), int(depth), doc_depth, weights, rng, int(first_seed))
 
 
-def _sample(layout: PoolLayout, n_seeds: int, depth: int, doc_depth: int | None,
-            weights: np.ndarray, rng: np.random.Generator, first_seed: int) -> PrefixSample:
+def _sample(
+    layout: PoolLayout,
+    n_seeds: int,
+    depth: int,
+    doc_depth: int | None,
+    weights: np.ndarray,
+    rng: np.random.Generator,
+    first_seed: int,
+) -> PrefixSample:
     n_queries = layout.n_queries
     query = np.repeat(np.arange(n_queries), n_seeds)
     seed = np.tile(np.arange(first_seed, first_seed + n_seeds), n_queries)
@@ -249,8 +256,9 @@ def _sample(layout: PoolLayout, n_seeds: int, depth: int, doc_depth: int | None,
         gold_used[tg] += 1
         ng = idx[~take_gold]
         items[~take_gold] = _draw_non_gold(ng, pool, drawn, gold_sets, stride, query, rng)
-        log_w[idx] += np.log(total) - np.log(pool[idx] - step) - np.where(
-            take_gold, np.log(w[idx]), 0.0)
+        log_w[idx] += (
+            np.log(total) - np.log(pool[idx] - step) - np.where(take_gold, np.log(w[idx]), 0.0)
+        )
         drawn[idx, step] = items
         n_drawn[idx] += 1
         if drawn_docs is not None and layout.chunk_doc is not None and doc_depth is not None:
@@ -272,9 +280,15 @@ def _gold_membership(layout: PoolLayout, stride: int) -> np.ndarray:
     return np.sort(q.astype(np.int64) * stride + layout.gold_items.astype(np.int64))
 
 
-def _draw_non_gold(samples: np.ndarray, pool: np.ndarray, drawn: np.ndarray,
-                   gold_keys: np.ndarray, stride: int, query: np.ndarray,
-                   rng: np.random.Generator) -> np.ndarray:
+def _draw_non_gold(
+    samples: np.ndarray,
+    pool: np.ndarray,
+    drawn: np.ndarray,
+    gold_keys: np.ndarray,
+    stride: int,
+    query: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """Uniform non-gold items not yet drawn, by rejection (vectorised over samples)."""
     out = np.empty(len(samples), dtype=np.int64)
     todo = np.arange(len(samples))

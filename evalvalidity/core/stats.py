@@ -356,8 +356,9 @@ def _choice(value: Any, choices: tuple[str, ...], name: str, func: str) -> str:
 def _generator(rng: Any, func: str) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or (isinstance(rng, int | np.integer) and not isinstance(rng, bool)
-                       and rng >= 0):
+    if rng is None or (
+        isinstance(rng, int | np.integer) and not isinstance(rng, bool) and rng >= 0
+    ):
         return np.random.default_rng(rng)
     raise ParameterError(
         f"The 'rng' parameter of {func} must be a numpy.random.Generator, an int seed >= 0 or "
@@ -405,8 +406,9 @@ def _bootstrap_bounds(
         size = replicates.size
         # Ties with the estimate count half (as in scipy.stats.bootstrap); the clip keeps z0
         # finite when every replicate lies on one side of the estimate.
-        below = (np.count_nonzero(replicates < estimate)
-                 + np.count_nonzero(replicates <= estimate)) / (2.0 * size)
+        below = (
+            np.count_nonzero(replicates < estimate) + np.count_nonzero(replicates <= estimate)
+        ) / (2.0 * size)
         bias = special.ndtri(np.clip(below, 0.5 / size, 1.0 - 0.5 / size))
         spread = jackknife.mean() - jackknife
         scale = 6.0 * np.sum(spread**2) ** 1.5
@@ -726,15 +728,15 @@ def ratio_interval(
             )
     kind = "delta" if method == "delta" else bootstrap_method
     if method == "delta":
-        estimate, low, high, degenerate = _ratio_delta(numerator, denominator, variance,
-                                                       confidence)
+        estimate, low, high, degenerate = _ratio_delta(numerator, denominator, variance, confidence)
     else:
         ratios = numerator / np.where(denominator == 0.0, 1.0, denominator)
         degenerate = bool(np.ptp(ratios) == 0.0 and (denominator != 0.0).all())
         estimate = low = high = float(numerator.mean() / denominator.mean())
         if not degenerate:
-            estimate, low, high = _ratio_bootstrap(numerator, denominator, confidence,
-                                                   bootstrap_method, n_resamples, generator)
+            estimate, low, high = _ratio_bootstrap(
+                numerator, denominator, confidence, bootstrap_method, n_resamples, generator
+            )
     if degenerate:
         _warn_constant("the per-query ratios (or their variances)", func)
     return Interval(estimate, low, high, confidence, kind)

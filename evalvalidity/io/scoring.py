@@ -173,8 +173,7 @@ def _check_run_source(value: object, caller: str) -> pa.Table | pads.Dataset:
     """A run table (conformed), or a dataset whose schema already is the run schema."""
     if isinstance(value, pads.Dataset):
         have = {f.name: f.type for f in value.schema}
-        missing = [f"{f.name} ({f.type})" for f in RUN_SCHEMA
-                   if have.get(f.name) != f.type]
+        missing = [f"{f.name} ({f.type})" for f in RUN_SCHEMA if have.get(f.name) != f.type]
         if missing:
             raise ParameterError(
                 f"The 'run' dataset of {caller} must have the run schema; missing or mistyped:"
@@ -195,8 +194,9 @@ def _numbered(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table | pads.
         # Row numbers follow the dataset's order only while DuckDB preserves insertion order.
         con.execute("SET preserve_insertion_order = true")
         con.register(f"{name}_source", table)
-        con.execute(f"CREATE TEMP VIEW {name} AS SELECT *, row_number() OVER () AS _row"
-                    f" FROM {name}_source")
+        con.execute(
+            f"CREATE TEMP VIEW {name} AS SELECT *, row_number() OVER () AS _row FROM {name}_source"
+        )
         return
     rows = pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))
     con.register(name, table.append_column("_row", rows))
@@ -211,7 +211,7 @@ def _first_row(con: duckdb.DuckDBPyConnection, condition: str, table: str) -> st
 
 def _check_qrels(con: duckdb.DuckDBPyConnection, qrels: pa.Table, qrels_name: str) -> None:
     null_ids = "qid IS NULL OR docid IS NULL OR rel IS NULL"
-    (n_null, n_conflicts), = con.sql(
+    ((n_null, n_conflicts),) = con.sql(
         f"""SELECT (SELECT coalesce(count_if({null_ids}), 0) FROM qrels),
                    (SELECT count(*) FROM (SELECT 1 FROM qrels GROUP BY qid, docid
                                           HAVING count(DISTINCT rel) > 1))"""
@@ -328,11 +328,14 @@ def _second_occurrences(
 
 
 def _check_units(
-    con: duckdb.DuckDBPyConnection, units: pa.Table, run: pa.Table | pads.Dataset, run_name: str,
+    con: duckdb.DuckDBPyConnection,
+    units: pa.Table,
+    run: pa.Table | pads.Dataset,
+    run_name: str,
     units_name: str,
 ) -> None:
     null_ids = "chunk_id IS NULL OR doc_id IS NULL"
-    (n_null, n_conflicts, n_missing), = con.sql(
+    ((n_null, n_conflicts, n_missing),) = con.sql(
         f"""SELECT (SELECT coalesce(count_if({null_ids}), 0) FROM units),
                    (SELECT count(*) FROM (SELECT 1 FROM units GROUP BY chunk_id
                                           HAVING count(DISTINCT doc_id) > 1)),
@@ -378,8 +381,9 @@ def _check_units(
 # --------------------------------------------------------------------------- ranking SQL
 
 
-def _ranking_sql(ties: str, with_units: bool, restrict: bool, *, positions: bool,
-                 groups: bool) -> str:
+def _ranking_sql(
+    ties: str, with_units: bool, restrict: bool, *, positions: bool, groups: bool
+) -> str:
     """Return the SQL of the deduplicated ranking.
 
     Columns: qid, docid, score, then ``position`` (when asked), ``tie_start, tie_size``
@@ -416,8 +420,12 @@ def _ranking_sql(ties: str, with_units: bool, restrict: bool, *, positions: bool
         SELECT qid, docid, score{extra}, chunk_id, n_chunks FROM documents"""
 
 
-def _connect(run: pa.Table | pads.Dataset, qrels: pa.Table | None, units: pa.Table | None,
-             memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+def _connect(
+    run: pa.Table | pads.Dataset,
+    qrels: pa.Table | None,
+    units: pa.Table | None,
+    memory_limit: str | None = None,
+) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     # DuckDB would otherwise draw its own progress bar on the terminal on long queries.
     con.execute("SET enable_progress_bar = false")
@@ -610,15 +618,19 @@ def score_run(
         _check_run(con, run, ties, run_name)
         if units_t is not None:
             _check_units(con, units_t, run, run_name, units_name)
-        return _score(con, metric_list, units_t is not None, ties, unranked, run_name,
-                      qrels_name)
+        return _score(con, metric_list, units_t is not None, ties, unranked, run_name, qrels_name)
     finally:
         con.close()
 
 
 def _score(
-    con: duckdb.DuckDBPyConnection, metrics: tuple[Metric, ...], with_units: bool, ties: str,
-    unranked: str, run_name: str, qrels_name: str,
+    con: duckdb.DuckDBPyConnection,
+    metrics: tuple[Metric, ...],
+    with_units: bool,
+    ties: str,
+    unranked: str,
+    run_name: str,
+    qrels_name: str,
 ) -> ScoreResult:
     judged_qids = _strings(con.sql("SELECT DISTINCT qid FROM qrels").fetchnumpy()["qid"])
     counts = con.sql("SELECT qid, count(*) AS n FROM run GROUP BY qid").fetchnumpy()
@@ -632,8 +644,15 @@ def _score(
     if len(qids) == 0:
         raise InputDataError(f"No query of {run_name} is judged in {qrels_name}: nothing to score.")
     n_queries = len(qids)
-    con.register("scored", pa.table({"qid": pa.array(qids, pa.string()),
-                                     "qi": pa.array(np.arange(n_queries, dtype=np.int64))}))
+    con.register(
+        "scored",
+        pa.table(
+            {
+                "qid": pa.array(qids, pa.string()),
+                "qi": pa.array(np.arange(n_queries, dtype=np.int64)),
+            }
+        ),
+    )
     counted = np.asarray(counts["qid"], dtype=object)
     n_ranked_rows = int(np.asarray(counts["n"])[_isin(counted, judged_qids)].sum())
     relevant = "(SELECT DISTINCT qid, docid, rel FROM qrels WHERE rel >= 1)"
@@ -643,8 +662,9 @@ def _score(
     judged = Judged.from_items(judged_items["qi"], judged_items["rel"], n_queries)
 
     grouped = ties == "average"
-    ranking = _ranking_sql(ties, with_units, len(unjudged_qids) > 0, positions=not grouped,
-                           groups=grouped)
+    ranking = _ranking_sql(
+        ties, with_units, len(unjudged_qids) > 0, positions=not grouped, groups=grouped
+    )
     found = "r.tie_start, r.tie_size" if grouped else "r.position"
     hits_sql = f"""
         SELECT s.qi, {found}, j.rel, 0 AS n_documents FROM ({ranking}) r
@@ -686,8 +706,12 @@ def _score(
     grade = np.asarray(hit_rows["rel"], dtype=np.int64)
     values: dict[str, np.ndarray] = {}
     if grouped:
-        tied = _tied_hits(query, np.asarray(hit_rows["tie_start"], dtype=np.int64),
-                          np.asarray(hit_rows["tie_size"], dtype=np.int64), grade)
+        tied = _tied_hits(
+            query,
+            np.asarray(hit_rows["tie_start"], dtype=np.int64),
+            np.asarray(hit_rows["tie_size"], dtype=np.int64),
+            grade,
+        )
         for metric in metrics:
             values[metric.name] = evaluate_tied(metric, tied, judged)
     else:
@@ -715,13 +739,16 @@ def _score(
 def _counting_sql(ties: str) -> str:
     """SQL of the hits' positions (or tie groups) by counting the items ranked before them."""
     if ties == "trec_eval":
-        found = ("1 + count_if(o.score > h.score OR (o.score = h.score AND o.docid > h.docid))"
-                 " AS position")
+        found = (
+            "1 + count_if(o.score > h.score OR (o.score = h.score AND o.docid > h.docid))"
+            " AS position"
+        )
     elif ties == "given":
         found = "1 + count_if(o.rank < h.rank) AS position"
     else:
-        found = ("1 + count_if(o.score > h.score) AS tie_start,"
-                 " count_if(o.score = h.score) AS tie_size")
+        found = (
+            "1 + count_if(o.score > h.score) AS tie_start, count_if(o.score = h.score) AS tie_size"
+        )
     return f"""
         SELECT s.qi, {found}, h.rel, 0 AS n_documents FROM hit_items h
         JOIN run o USING (qid) JOIN scored s USING (qid)
@@ -743,8 +770,9 @@ def _strings(values: Any) -> np.ndarray:
     return np.array(sorted(set(np.asarray(values, dtype=object).tolist())), dtype=object)
 
 
-def _tied_hits(query: np.ndarray, start: np.ndarray, size: np.ndarray, grade: np.ndarray
-               ) -> TiedHits:
+def _tied_hits(
+    query: np.ndarray, start: np.ndarray, size: np.ndarray, grade: np.ndarray
+) -> TiedHits:
     """Group the hits by (query, tie group start)."""
     key = np.stack([query, start], axis=1)
     unique, group_of_item = np.unique(key, axis=0, return_inverse=True)

@@ -465,9 +465,7 @@ class Workspace:
         except Exception as exc:
             # pyarrow and DuckDB report a full disk as OSError, duckdb.IOException, ...
             if isinstance(exc, OSError) or is_disk_full(exc):
-                raise storage_error(
-                    f"add {src.name!r} to the workspace {self.path}", exc
-                ) from exc
+                raise storage_error(f"add {src.name!r} to the workspace {self.path}", exc) from exc
             raise
         finally:
             for leftover in self._tmp.glob(f"{dataset_id}.*"):
@@ -526,9 +524,7 @@ class Workspace:
                 n_rejected=result.n_rejected,
                 n_duplicates=result.n_duplicates,
                 n_skipped=result.n_skipped,
-                rejected=tuple(
-                    (r.line, r.reason) for r in result.rejected[:MAX_SHOWN_REJECTED]
-                ),
+                rejected=tuple((r.line, r.reason) for r in result.rejected[:MAX_SHOWN_REJECTED]),
                 warnings=result.warnings,
                 created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                 owner=owner,

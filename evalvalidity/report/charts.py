@@ -135,18 +135,19 @@ def _data(frame: pd.DataFrame) -> alt.Data:
     return alt.Data(values=records)
 
 
-def _layered(layers: Sequence[Any], *, height: int | alt.Step,
-             title: alt.TitleParams) -> alt.LayerChart:
+def _layered(
+    layers: Sequence[Any], *, height: int | alt.Step, title: alt.TitleParams
+) -> alt.LayerChart:
     """Layers on one view, of the report's width (fitting a container) and of plot ``height``."""
-    return alt.LayerChart(layer=list(layers), width=_WIDTH, height=height, autosize=_AUTOSIZE,
-                          title=title)
+    return alt.LayerChart(
+        layer=list(layers), width=_WIDTH, height=height, autosize=_AUTOSIZE, title=title
+    )
 
 
 def _title(text: str, subtitle: str | Sequence[str] | None = None) -> alt.TitleParams:
     if subtitle is None:
         return alt.TitleParams(text=text, anchor="start")
-    return alt.TitleParams(text=text, subtitle=subtitle, anchor="start",
-                           subtitleColor="#444444")
+    return alt.TitleParams(text=text, subtitle=subtitle, anchor="start", subtitleColor="#444444")
 
 
 def _fmt(value: float, digits: int = 3) -> str:
@@ -226,37 +227,54 @@ def ratio_gauge(
     colour = PALETTE["green"] if passed else PALETTE["vermillion"]
     status = "passes" if passed else "fails"
     scale = alt.Scale(type="log", domain=[lo_end, hi_end], nice=False)
-    row = pd.DataFrame([{
-        "estimate": estimate, "low": shown_low, "high": shown_high,
-        "band_low": band[0], "band_high": band[1], "reference": reference,
-        "label": f"{estimate:.2f}× [{_fmt(low, 3)}, {_fmt(high, 3)}] — {status}",
-        "band_label": f"pass band {band[0]:g}–{band[1]:g}×",
-    }])
+    row = pd.DataFrame(
+        [
+            {
+                "estimate": estimate,
+                "low": shown_low,
+                "high": shown_high,
+                "band_low": band[0],
+                "band_high": band[1],
+                "reference": reference,
+                "label": f"{estimate:.2f}× [{_fmt(low, 3)}, {_fmt(high, 3)}] — {status}",
+                "band_label": f"pass band {band[0]:g}–{band[1]:g}×",
+            }
+        ]
+    )
     base = alt.Chart(_data(row))
     x_axis = alt.Axis(title=axis_title, format="~g", grid=False)
     shaded = base.mark_rect(color=PALETTE["green"], opacity=0.15).encode(
-        x=alt.X("band_low:Q", scale=scale, axis=x_axis), x2="band_high:Q",
+        x=alt.X("band_low:Q", scale=scale, axis=x_axis),
+        x2="band_high:Q",
         tooltip=[alt.Tooltip("band_label:N", title="pass band")],
     )
-    band_text = base.mark_text(align="left", baseline="bottom", dx=3, fontSize=10,
-                               color=PALETTE["green"]).encode(x="band_low:Q", y=alt.value(68),
-                                                       text="band_label:N")
+    band_text = base.mark_text(
+        align="left", baseline="bottom", dx=3, fontSize=10, color=PALETTE["green"]
+    ).encode(x="band_low:Q", y=alt.value(68), text="band_label:N")
     ref = base.mark_rule(strokeDash=[4, 3], color=PALETTE["black"]).encode(x="reference:Q")
     interval = base.mark_rule(size=6, color=colour, opacity=0.8).encode(
-        x="low:Q", x2="high:Q",
-        tooltip=[alt.Tooltip("estimate:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
-                 alt.Tooltip("high:Q", format=".3f")],
+        x="low:Q",
+        x2="high:Q",
+        tooltip=[
+            alt.Tooltip("estimate:Q", format=".3f"),
+            alt.Tooltip("low:Q", format=".3f"),
+            alt.Tooltip("high:Q", format=".3f"),
+        ],
     )
-    point = base.mark_point(filled=True, size=160, shape="diamond", color=colour,
-                            stroke="white").encode(x="estimate:Q")
+    point = base.mark_point(
+        filled=True, size=160, shape="diamond", color=colour, stroke="white"
+    ).encode(x="estimate:Q")
     # Keep the label inside the plot: anchor it on the side of the estimate facing the middle.
     where = math.log(estimate / lo_end) / math.log(hi_end / lo_end)
     align: Literal["left", "center", "right"] = (
-        "right" if where > 0.65 else "left" if where < 0.35 else "center")
-    text = base.mark_text(align=align, baseline="top", fontSize=12, fontWeight="bold",
-                          color=colour).encode(x="estimate:Q", y=alt.value(4), text="label:N")
-    return _layered([shaded, band_text, ref, interval, point, text], height=70,
-                    title=_title(title, subtitle))
+        "right" if where > 0.65 else "left" if where < 0.35 else "center"
+    )
+    text = base.mark_text(
+        align=align, baseline="top", fontSize=12, fontWeight="bold", color=colour
+    ).encode(x="estimate:Q", y=alt.value(4), text="label:N")
+    return _layered(
+        [shaded, band_text, ref, interval, point, text], height=70, title=_title(title, subtitle)
+    )
 
 
 # ----------------------------------------------------------------------------- headroom
@@ -314,22 +332,35 @@ def headroom_sliver(
             f"The floor ({floor:.4g}) of headroom_sliver exceeds the ceiling ({ceiling:.4g})."
         )
     top = max(1.0, ceiling)
-    parts = pd.DataFrame([
-        {"part": "floor (random ranker)", "start": 0.0, "end": floor, "y": "benchmark"},
-        {"part": "headroom", "start": floor, "end": ceiling, "y": "benchmark"},
-    ])
+    parts = pd.DataFrame(
+        [
+            {"part": "floor (random ranker)", "start": 0.0, "end": floor, "y": "benchmark"},
+            {"part": "headroom", "start": floor, "end": ceiling, "y": "benchmark"},
+        ]
+    )
     colour = alt.Color(
-        "part:N", title=None,
-        scale=alt.Scale(domain=["floor (random ranker)", "headroom"],
-                        range=[PALETTE["grey"], PALETTE["sky"]]),
+        "part:N",
+        title=None,
+        scale=alt.Scale(
+            domain=["floor (random ranker)", "headroom"], range=[PALETTE["grey"], PALETTE["sky"]]
+        ),
         legend=alt.Legend(orient="bottom", direction="horizontal"),
     )
     x_scale = alt.Scale(domain=[0, top], nice=False)
-    bars = alt.Chart(_data(parts)).mark_bar(height=26).encode(
-        x=alt.X("start:Q", scale=x_scale, title=metric), x2="end:Q",
-        y=alt.Y("y:N", axis=None), color=colour,
-        tooltip=[alt.Tooltip("part:N"), alt.Tooltip("start:Q", format=".4f"),
-                 alt.Tooltip("end:Q", format=".4f")],
+    bars = (
+        alt.Chart(_data(parts))
+        .mark_bar(height=26)
+        .encode(
+            x=alt.X("start:Q", scale=x_scale, title=metric),
+            x2="end:Q",
+            y=alt.Y("y:N", axis=None),
+            color=colour,
+            tooltip=[
+                alt.Tooltip("part:N"),
+                alt.Tooltip("start:Q", format=".4f"),
+                alt.Tooltip("end:Q", format=".4f"),
+            ],
+        )
     )
     layers: list[Any] = [bars]
     # Labels above the bar, each ending at its mark; a floor near 0 starts at its mark, and a
@@ -337,43 +368,63 @@ def headroom_sliver(
     narrow = (ceiling - floor) < 0.2 * top
     ends: tuple[tuple[float, str, Literal["left", "right"]], ...] = (
         (floor, f"floor {floor:.3g}", "left" if floor < 0.15 * top else "right"),
-        (ceiling, f"ceiling {ceiling:.3g}", "left" if narrow else "right"))
+        (ceiling, f"ceiling {ceiling:.3g}", "left" if narrow else "right"),
+    )
     for x, label, align in ends:
         mark = pd.DataFrame([{"x": x, "label": label, "y": "benchmark"}])
-        layers.append(alt.Chart(_data(mark)).mark_text(
-            align=align, baseline="bottom", dy=-16, fontSize=11).encode(
-            x=alt.X("x:Q", scale=x_scale), y=alt.Y("y:N", axis=None), text="label:N"))
+        layers.append(
+            alt.Chart(_data(mark))
+            .mark_text(align=align, baseline="bottom", dy=-16, fontSize=11)
+            .encode(x=alt.X("x:Q", scale=x_scale), y=alt.Y("y:N", axis=None), text="label:N")
+        )
     if model is not None and _finite(model):
         low = model_low if _finite(model_low) else model
         high = model_high if _finite(model_high) else model
-        point = pd.DataFrame([{
-            "model": model, "low": low, "high": high, "y": "benchmark",
-            "label": f"{model_name} {model:.3g}",
-        }])
+        point = pd.DataFrame(
+            [
+                {
+                    "model": model,
+                    "low": low,
+                    "high": high,
+                    "y": "benchmark",
+                    "label": f"{model_name} {model:.3g}",
+                }
+            ]
+        )
         base = alt.Chart(_data(point))
         layers += [
             base.mark_rule(size=3, color=PALETTE["vermillion"]).encode(
-                x=alt.X("low:Q", scale=x_scale), x2="high:Q", y=alt.Y("y:N", axis=None)),
-            base.mark_point(shape="diamond", filled=True, size=180, color=PALETTE["vermillion"],
-                            stroke="white").encode(
-                x=alt.X("model:Q", scale=x_scale), y=alt.Y("y:N", axis=None),
-                tooltip=[alt.Tooltip("model:Q", format=".4f"), alt.Tooltip("low:Q", format=".4f"),
-                         alt.Tooltip("high:Q", format=".4f")]),
-            base.mark_text(baseline="top", dy=16, fontSize=11, fontWeight="bold",
-                           color=PALETTE["vermillion"]).encode(
-                x=alt.X("model:Q", scale=x_scale), y=alt.Y("y:N", axis=None), text="label:N"),
+                x=alt.X("low:Q", scale=x_scale), x2="high:Q", y=alt.Y("y:N", axis=None)
+            ),
+            base.mark_point(
+                shape="diamond", filled=True, size=180, color=PALETTE["vermillion"], stroke="white"
+            ).encode(
+                x=alt.X("model:Q", scale=x_scale),
+                y=alt.Y("y:N", axis=None),
+                tooltip=[
+                    alt.Tooltip("model:Q", format=".4f"),
+                    alt.Tooltip("low:Q", format=".4f"),
+                    alt.Tooltip("high:Q", format=".4f"),
+                ],
+            ),
+            base.mark_text(
+                baseline="top", dy=16, fontSize=11, fontWeight="bold", color=PALETTE["vermillion"]
+            ).encode(x=alt.X("model:Q", scale=x_scale), y=alt.Y("y:N", axis=None), text="label:N"),
         ]
     if subtitle is None:
         share = floor / ceiling if ceiling > 0 else float("nan")
-        subtitle = (f"A random ranker reaches {100 * share:.0f} % of the ceiling; the headroom "
-                    f"is {ceiling - floor:.3g} wide." if math.isfinite(share)
-                    else "No query has a gold item: the ceiling is 0.")
-    return _layered(layers, height=80,
-                                         title=_title(title, subtitle))
+        subtitle = (
+            f"A random ranker reaches {100 * share:.0f} % of the ceiling; the headroom "
+            f"is {ceiling - floor:.3g} wide."
+            if math.isfinite(share)
+            else "No query has a gold item: the ceiling is 0."
+        )
+    return _layered(layers, height=80, title=_title(title, subtitle))
 
 
-def query_headroom(frame: pd.DataFrame, *, limit: int = 30, metric: str = "score",
-                   order: str = "floor_share") -> alt.LayerChart:
+def query_headroom(
+    frame: pd.DataFrame, *, limit: int = 30, metric: str = "score", order: str = "floor_share"
+) -> alt.LayerChart:
     """The headroom of single queries: floor, ceiling and the model's score, one row each.
 
     Only the ``limit`` queries ranked first by ``order`` (descending) are drawn, so the chart
@@ -418,38 +469,55 @@ def query_headroom(frame: pd.DataFrame, *, limit: int = 30, metric: str = "score
     if missing:
         raise ParameterError(f"query_headroom needs the columns {', '.join(missing)}.")
     shown = frame.sort_values(order, ascending=False, kind="stable").head(limit)
-    rows = pd.DataFrame({
-        "qid": shown["qid"].astype(str),
-        "rank": np.arange(1, len(shown) + 1),
-        "floor": shown["floor"].astype(float),
-        "ceiling": shown["ceiling"].astype(float),
-        "model": pd.to_numeric(shown["model"], errors="coerce").astype(float),
-        "zero": 0.0,
-    })
+    rows = pd.DataFrame(
+        {
+            "qid": shown["qid"].astype(str),
+            "rank": np.arange(1, len(shown) + 1),
+            "floor": shown["floor"].astype(float),
+            "ceiling": shown["ceiling"].astype(float),
+            "model": pd.to_numeric(shown["model"], errors="coerce").astype(float),
+            "zero": 0.0,
+        }
+    )
     y = alt.Y("qid:N", sort=alt.EncodingSortField("rank", order="ascending"), title="query")
     x_scale = alt.Scale(domain=[0, max(1.0, float(rows["ceiling"].max() or 1.0))], nice=False)
     base = alt.Chart(_data(rows))
-    tooltip = [alt.Tooltip("qid:N"), alt.Tooltip("floor:Q", format=".4f"),
-               alt.Tooltip("ceiling:Q", format=".4f"), alt.Tooltip("model:Q", format=".4f")]
+    tooltip = [
+        alt.Tooltip("qid:N"),
+        alt.Tooltip("floor:Q", format=".4f"),
+        alt.Tooltip("ceiling:Q", format=".4f"),
+        alt.Tooltip("model:Q", format=".4f"),
+    ]
     layers: list[Any] = [
         base.mark_bar(color=PALETTE["grey"], height=10).encode(
-            x=alt.X("zero:Q", scale=x_scale, title=metric), x2="floor:Q", y=y, tooltip=tooltip),
+            x=alt.X("zero:Q", scale=x_scale, title=metric), x2="floor:Q", y=y, tooltip=tooltip
+        ),
         base.mark_bar(color=PALETTE["sky"], height=10).encode(
-            x=alt.X("floor:Q", scale=x_scale), x2="ceiling:Q", y=y, tooltip=tooltip),
+            x=alt.X("floor:Q", scale=x_scale), x2="ceiling:Q", y=y, tooltip=tooltip
+        ),
     ]
     if rows["model"].notna().any():
-        layers.append(base.mark_tick(color=PALETTE["vermillion"], thickness=3, size=14).encode(
-            x=alt.X("model:Q", scale=x_scale), y=y, tooltip=tooltip))
+        layers.append(
+            base.mark_tick(color=PALETTE["vermillion"], thickness=3, size=14).encode(
+                x=alt.X("model:Q", scale=x_scale), y=y, tooltip=tooltip
+            )
+        )
     left_out = len(frame) - len(rows)
-    subtitle = ("grey: floor (random ranker), blue: headroom to the ceiling"
-                + (", vermillion tick: the model" if rows["model"].notna().any() else "")
-                + (f"; {left_out:,} more queries not shown" if left_out > 0 else ""))
-    return _layered(layers, height=alt.Step(20),
-        title=_title(f"The {len(rows)} queries with the least headroom", subtitle))
+    subtitle = (
+        "grey: floor (random ranker), blue: headroom to the ceiling"
+        + (", vermillion tick: the model" if rows["model"].notna().any() else "")
+        + (f"; {left_out:,} more queries not shown" if left_out > 0 else "")
+    )
+    return _layered(
+        layers,
+        height=alt.Step(20),
+        title=_title(f"The {len(rows)} queries with the least headroom", subtitle),
+    )
 
 
-def floor_share_histogram(frame: pd.DataFrame, *, threshold: float = 0.5,
-                          bins: int = 20) -> alt.LayerChart:
+def floor_share_histogram(
+    frame: pd.DataFrame, *, threshold: float = 0.5, bins: int = 20
+) -> alt.LayerChart:
     """How much of each query's ceiling a random ranker reaches, binned over all queries.
 
     Parameters
@@ -492,31 +560,59 @@ def floor_share_histogram(frame: pd.DataFrame, *, threshold: float = 0.5,
     share = np.clip(floor[ok] / ceiling[ok], 0.0, 1.0)
     edges = np.linspace(0.0, 1.0, bins + 1)
     counts, _ = np.histogram(share, bins=edges)
-    rows = pd.DataFrame({
-        "start": edges[:-1], "end": edges[1:], "queries": counts.astype(int),
-        "side": np.where(edges[:-1] >= threshold - 1e-12, "flagged floor_high", "below"),
-    })
+    rows = pd.DataFrame(
+        {
+            "start": edges[:-1],
+            "end": edges[1:],
+            "queries": counts.astype(int),
+            "side": np.where(edges[:-1] >= threshold - 1e-12, "flagged floor_high", "below"),
+        }
+    )
     no_gold = int((~ok).sum())
-    bars = alt.Chart(_data(rows)).mark_bar(stroke="white").encode(
-        x=alt.X("start:Q", bin="binned", scale=alt.Scale(domain=[0, 1]),
-                title="floor / ceiling of each query", axis=alt.Axis(format="%")),
-        x2="end:Q",
-        y=alt.Y("queries:Q", title="queries"),
-        color=alt.Color("side:N", title=None, scale=alt.Scale(
-            domain=["below", "flagged floor_high"], range=[PALETTE["blue"], PALETTE["vermillion"]]),
-            legend=alt.Legend(orient="bottom", direction="horizontal")),
-        tooltip=[alt.Tooltip("start:Q", format=".0%", title="from"),
-                 alt.Tooltip("end:Q", format=".0%", title="to"), alt.Tooltip("queries:Q")],
+    bars = (
+        alt.Chart(_data(rows))
+        .mark_bar(stroke="white")
+        .encode(
+            x=alt.X(
+                "start:Q",
+                bin="binned",
+                scale=alt.Scale(domain=[0, 1]),
+                title="floor / ceiling of each query",
+                axis=alt.Axis(format="%"),
+            ),
+            x2="end:Q",
+            y=alt.Y("queries:Q", title="queries"),
+            color=alt.Color(
+                "side:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["below", "flagged floor_high"],
+                    range=[PALETTE["blue"], PALETTE["vermillion"]],
+                ),
+                legend=alt.Legend(orient="bottom", direction="horizontal"),
+            ),
+            tooltip=[
+                alt.Tooltip("start:Q", format=".0%", title="from"),
+                alt.Tooltip("end:Q", format=".0%", title="to"),
+                alt.Tooltip("queries:Q"),
+            ],
+        )
     )
     rule_data = pd.DataFrame([{"x": threshold, "label": f"flag at {threshold:.0%}"}])
     rule = alt.Chart(_data(rule_data)).mark_rule(strokeDash=[4, 3]).encode(x="x:Q")
-    label = alt.Chart(_data(rule_data)).mark_text(align="left", dx=4, dy=-4, baseline="top",
-                                                  fontSize=11).encode(
-        x="x:Q", y=alt.value(0), text="label:N")
-    subtitle = (f"{len(share):,} queries with gold"
-                + (f"; {no_gold:,} without gold (ceiling 0) left out" if no_gold else ""))
-    return _layered([bars, rule, label], height=200,
-        title=_title("How close a random ranker gets to a perfect one, per query", subtitle))
+    label = (
+        alt.Chart(_data(rule_data))
+        .mark_text(align="left", dx=4, dy=-4, baseline="top", fontSize=11)
+        .encode(x="x:Q", y=alt.value(0), text="label:N")
+    )
+    subtitle = f"{len(share):,} queries with gold" + (
+        f"; {no_gold:,} without gold (ceiling 0) left out" if no_gold else ""
+    )
+    return _layered(
+        [bars, rule, label],
+        height=200,
+        title=_title("How close a random ranker gets to a perfect one, per query", subtitle),
+    )
 
 
 def gold_breakdown(frame: pd.DataFrame, *, max_groups: int = 20) -> alt.LayerChart:
@@ -553,25 +649,44 @@ def gold_breakdown(frame: pd.DataFrame, *, max_groups: int = 20) -> alt.LayerCha
         if column not in frame.columns:
             raise ParameterError(f"gold_breakdown needs the column {column!r}.")
     rows = _gold_groups(frame, max_groups)
-    bars = alt.Chart(_data(rows)).mark_bar(color=PALETTE["blue"]).encode(
-        x=alt.X("group:N", sort=alt.EncodingSortField("order", order="ascending"),
-                title="gold items in the pool (G)", axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("floor_share:Q", title="share of the mean floor", axis=alt.Axis(format="%")),
-        tooltip=[alt.Tooltip("group:N"), alt.Tooltip("queries:Q"),
-                 alt.Tooltip("query_share:Q", format=".1%", title="share of queries"),
-                 alt.Tooltip("floor_share:Q", format=".1%", title="share of the floor"),
-                 alt.Tooltip("mean_floor:Q", format=".4f")],
+    bars = (
+        alt.Chart(_data(rows))
+        .mark_bar(color=PALETTE["blue"])
+        .encode(
+            x=alt.X(
+                "group:N",
+                sort=alt.EncodingSortField("order", order="ascending"),
+                title="gold items in the pool (G)",
+                axis=alt.Axis(labelAngle=0),
+            ),
+            y=alt.Y("floor_share:Q", title="share of the mean floor", axis=alt.Axis(format="%")),
+            tooltip=[
+                alt.Tooltip("group:N"),
+                alt.Tooltip("queries:Q"),
+                alt.Tooltip("query_share:Q", format=".1%", title="share of queries"),
+                alt.Tooltip("floor_share:Q", format=".1%", title="share of the floor"),
+                alt.Tooltip("mean_floor:Q", format=".4f"),
+            ],
+        )
     )
-    text = alt.Chart(_data(rows)).mark_text(baseline="bottom", dy=-2, fontSize=10).encode(
-        x=alt.X("group:N", sort=alt.EncodingSortField("order", order="ascending")),
-        y="floor_share:Q", text="label:N",
+    text = (
+        alt.Chart(_data(rows))
+        .mark_text(baseline="bottom", dy=-2, fontSize=10)
+        .encode(
+            x=alt.X("group:N", sort=alt.EncodingSortField("order", order="ascending")),
+            y="floor_share:Q",
+            text="label:N",
+        )
     )
     multi = float(rows.loc[rows["order"] > 1, "floor_share"].sum())
     multi_q = float(rows.loc[rows["order"] > 1, "query_share"].sum())
-    subtitle = (f"Queries with G > 1 are {multi_q:.0%} of the queries and carry {multi:.0%} "
-                "of the floor (labels: number of queries)")
-    return _layered([bars, text], height=200,
-                    title=_title("Multi-gold queries and the floor", subtitle))
+    subtitle = (
+        f"Queries with G > 1 are {multi_q:.0%} of the queries and carry {multi:.0%} "
+        "of the floor (labels: number of queries)"
+    )
+    return _layered(
+        [bars, text], height=200, title=_title("Multi-gold queries and the floor", subtitle)
+    )
 
 
 def _gold_groups(frame: pd.DataFrame, max_groups: int) -> pd.DataFrame:
@@ -589,21 +704,32 @@ def _gold_groups(frame: pd.DataFrame, max_groups: int) -> pd.DataFrame:
     for g in np.unique(group).tolist():
         members = group == g
         name = f"≥ {g}" if cap is not None and g == cap else f"{g}"
-        out.append({
-            "group": name, "order": int(g), "queries": int(members.sum()),
-            "query_share": float(members.mean()),
-            "floor_share": float(floor[members].sum() / total) if total > 0 else 0.0,
-            "mean_floor": float(floor[members].mean()),
-            "label": f"{int(members.sum()):,}",
-        })
+        out.append(
+            {
+                "group": name,
+                "order": int(g),
+                "queries": int(members.sum()),
+                "query_share": float(members.mean()),
+                "floor_share": float(floor[members].sum() / total) if total > 0 else 0.0,
+                "mean_floor": float(floor[members].mean()),
+                "label": f"{int(members.sum()):,}",
+            }
+        )
     return pd.DataFrame(out)
 
 
 # --------------------------------------------------------------------------- inferred N
 
 
-def expected_floor_curve(metric: str | Metric, gold: Any, judged: Any = None, *,
-                         low: float, high: float, points: int = 120) -> pd.DataFrame:
+def expected_floor_curve(
+    metric: str | Metric,
+    gold: Any,
+    judged: Any = None,
+    *,
+    low: float,
+    high: float,
+    points: int = 120,
+) -> pd.DataFrame:
     r"""The benchmark's exact mean floor as a function of a shared pool size N.
 
     .. math:: E(N) = \frac{1}{Q} \sum_q E[\text{metric}; N, G_q, R_q]
@@ -659,15 +785,20 @@ def expected_floor_curve(metric: str | Metric, gold: Any, judged: Any = None, *,
     grid = np.unique(np.round(np.geomspace(start, stop, max(int(points), 1))).astype(np.int64))
     classes, counts = np.unique(np.stack([g, r], axis=1), axis=0, return_counts=True)
     n_classes = len(classes)
-    floor = noise_floor(metric, np.repeat(grid, n_classes), np.tile(classes[:, 0], len(grid)),
-                        judged=np.tile(classes[:, 1], len(grid)))
+    floor = noise_floor(
+        metric,
+        np.repeat(grid, n_classes),
+        np.tile(classes[:, 0], len(grid)),
+        judged=np.tile(classes[:, 1], len(grid)),
+    )
     weights = counts / counts.sum()
     expected = floor.expected.reshape(len(grid), n_classes) @ weights
     return pd.DataFrame({"pool_size": grid, "expected": expected})
 
 
-def inferred_n_chart(inferred: InferredN, curve: pd.DataFrame, *,
-                     metric: str = "score") -> alt.LayerChart:
+def inferred_n_chart(
+    inferred: InferredN, curve: pd.DataFrame, *, metric: str = "score"
+) -> alt.LayerChart:
     """The measured random score placed on the exact E(N) curve, with the declared pool marked.
 
     Parameters
@@ -697,66 +828,122 @@ def inferred_n_chart(inferred: InferredN, curve: pd.DataFrame, *,
         raise ParameterError("inferred_n_chart needs a non-empty curve.")
     lo_n, hi_n = float(curve["pool_size"].min()), float(curve["pool_size"].max())
     x_scale = alt.Scale(type="log", domain=[lo_n, hi_n], nice=False)
-    line = alt.Chart(_data(curve)).mark_line(color=PALETTE["blue"], strokeWidth=2).encode(
-        x=alt.X("pool_size:Q", scale=x_scale, title="pool size N (log scale)",
-                axis=alt.Axis(format="~s")),
-        y=alt.Y("expected:Q", title=f"exact mean floor E(N) of {metric}"),
-        tooltip=[alt.Tooltip("pool_size:Q", format=",", title="N"),
-                 alt.Tooltip("expected:Q", format=".5f", title="E(N)")],
+    line = (
+        alt.Chart(_data(curve))
+        .mark_line(color=PALETTE["blue"], strokeWidth=2)
+        .encode(
+            x=alt.X(
+                "pool_size:Q",
+                scale=x_scale,
+                title="pool size N (log scale)",
+                axis=alt.Axis(format="~s"),
+            ),
+            y=alt.Y("expected:Q", title=f"exact mean floor E(N) of {metric}"),
+            tooltip=[
+                alt.Tooltip("pool_size:Q", format=",", title="N"),
+                alt.Tooltip("expected:Q", format=".5f", title="E(N)"),
+            ],
+        )
     )
     layers: list[Any] = [line]
     marks: list[dict[str, Any]] = []
     if inferred.declared_chunks is not None:
-        marks.append({"n": float(inferred.declared_chunks), "kind": "declared chunks",
-                      "label": f"chunks {inferred.declared_chunks:,}"})
+        marks.append(
+            {
+                "n": float(inferred.declared_chunks),
+                "kind": "declared chunks",
+                "label": f"chunks {inferred.declared_chunks:,}",
+            }
+        )
     if inferred.declared_documents is not None:
-        marks.append({"n": float(inferred.declared_documents), "kind": "declared documents",
-                      "label": f"documents {inferred.declared_documents:,}"})
+        marks.append(
+            {
+                "n": float(inferred.declared_documents),
+                "kind": "declared documents",
+                "label": f"documents {inferred.declared_documents:,}",
+            }
+        )
     if not marks and inferred.declared_pool is not None and _finite(inferred.declared_pool):
-        marks.append({"n": float(inferred.declared_pool), "kind": "declared pool",
-                      "label": f"declared {inferred.declared_pool:,.0f}"})
+        marks.append(
+            {
+                "n": float(inferred.declared_pool),
+                "kind": "declared pool",
+                "label": f"declared {inferred.declared_pool:,.0f}",
+            }
+        )
     marks = [m for m in marks if lo_n <= m["n"] <= hi_n]
     if marks:
         rules = pd.DataFrame(marks)
-        kinds = {"declared chunks": PALETTE["purple"], "declared documents": PALETTE["green"],
-                 "declared pool": PALETTE["green"]}
+        kinds = {
+            "declared chunks": PALETTE["purple"],
+            "declared documents": PALETTE["green"],
+            "declared pool": PALETTE["green"],
+        }
         present = [k for k in kinds if k in set(rules["kind"])]
-        colour = alt.Color("kind:N", title=None, scale=alt.Scale(
-            domain=present, range=[kinds[k] for k in present]),
-            legend=alt.Legend(orient="bottom", direction="horizontal"))
+        colour = alt.Color(
+            "kind:N",
+            title=None,
+            scale=alt.Scale(domain=present, range=[kinds[k] for k in present]),
+            legend=alt.Legend(orient="bottom", direction="horizontal"),
+        )
         base = alt.Chart(_data(rules))
         layers += [
             base.mark_rule(strokeDash=[6, 3], strokeWidth=2).encode(x="n:Q", color=colour),
-            base.mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-3,
-                           fontSize=11).encode(x="n:Q", y=alt.value(0), text="label:N",
-                                               color=alt.Color("kind:N", legend=None)),
+            base.mark_text(
+                angle=270, align="right", baseline="bottom", dx=-4, dy=-3, fontSize=11
+            ).encode(
+                x="n:Q", y=alt.value(0), text="label:N", color=alt.Color("kind:N", legend=None)
+            ),
         ]
     if _finite(inferred.estimate) and _finite(inferred.measured):
         est = min(max(inferred.estimate, lo_n), hi_n)
         low = min(max(inferred.low if _finite(inferred.low) else lo_n, lo_n), hi_n)
         high = min(max(inferred.high if _finite(inferred.high) else hi_n, lo_n), hi_n)
-        point = pd.DataFrame([{
-            "n": est, "low": low, "high": high, "measured": inferred.measured,
-            "label": f"measured {inferred.measured:.4g} → N ≈ {inferred.estimate:,.0f}",
-        }])
+        point = pd.DataFrame(
+            [
+                {
+                    "n": est,
+                    "low": low,
+                    "high": high,
+                    "measured": inferred.measured,
+                    "label": f"measured {inferred.measured:.4g} → N ≈ {inferred.estimate:,.0f}",
+                }
+            ]
+        )
         base = alt.Chart(_data(point))
         layers += [
             base.mark_rect(color=PALETTE["orange"], opacity=0.18).encode(x="low:Q", x2="high:Q"),
             base.mark_rule(color=PALETTE["orange"], strokeDash=[2, 2]).encode(y="measured:Q"),
-            base.mark_point(shape="diamond", filled=True, size=200, color=PALETTE["vermillion"],
-                            stroke="white").encode(
-                x="n:Q", y="measured:Q",
-                tooltip=[alt.Tooltip("n:Q", format=",.0f", title="inferred N"),
-                         alt.Tooltip("low:Q", format=",.0f"), alt.Tooltip("high:Q", format=",.0f"),
-                         alt.Tooltip("measured:Q", format=".5f")]),
-            base.mark_text(align="left", dx=10, dy=-10, fontSize=12, fontWeight="bold",
-                           color=PALETTE["vermillion"]).encode(
-                x="n:Q", y="measured:Q", text="label:N"),
+            base.mark_point(
+                shape="diamond", filled=True, size=200, color=PALETTE["vermillion"], stroke="white"
+            ).encode(
+                x="n:Q",
+                y="measured:Q",
+                tooltip=[
+                    alt.Tooltip("n:Q", format=",.0f", title="inferred N"),
+                    alt.Tooltip("low:Q", format=",.0f"),
+                    alt.Tooltip("high:Q", format=",.0f"),
+                    alt.Tooltip("measured:Q", format=".5f"),
+                ],
+            ),
+            base.mark_text(
+                align="left",
+                dx=10,
+                dy=-10,
+                fontSize=12,
+                fontWeight="bold",
+                color=PALETTE["vermillion"],
+            ).encode(x="n:Q", y="measured:Q", text="label:N"),
         ]
-    source = {"builtin": "the built-in simulation", "harness-output": "your harness",
-              "noise-run": "the noise run"}.get(inferred.source, inferred.source)
-    subtitle = [f"The random score measured by {source}, read off the exact curve; "
-                "shaded: the 95 % interval of N."]
+    source = {
+        "builtin": "the built-in simulation",
+        "harness-output": "your harness",
+        "noise-run": "the noise run",
+    }.get(inferred.source, inferred.source)
+    subtitle = [
+        f"The random score measured by {source}, read off the exact curve; "
+        "shaded: the 95 % interval of N."
+    ]
     if inferred.diagnosis:
         subtitle.extend(_wrap(inferred.diagnosis, 110, 3))
     return _layered(layers, height=260, title=_title("Inferred pool size N", subtitle))
@@ -778,16 +965,18 @@ def _wrap(text: str, width: int, max_lines: int) -> list[str]:
 _DISCRETE = ("rr", "hit", "p", "r")
 
 
-def _exact_pmf(metric: Metric, pool_size: np.ndarray, gold: np.ndarray,
-               judged: np.ndarray) -> dict[float, float]:
+def _exact_pmf(
+    metric: Metric, pool_size: np.ndarray, gold: np.ndarray, judged: np.ndarray
+) -> dict[float, float]:
     """The exact distribution of one draw's value, mixed equally over the queries."""
     from scipy.special import gammaln
     from scipy.stats import hypergeom
 
     pmf: dict[float, float] = {}
     q = len(pool_size)
-    classes, counts = np.unique(np.stack([pool_size, gold, judged], axis=1), axis=0,
-                                return_counts=True)
+    classes, counts = np.unique(
+        np.stack([pool_size, gold, judged], axis=1), axis=0, return_counts=True
+    )
     for (n, g, r), count in zip(classes.tolist(), counts.tolist(), strict=True):
         weight = count / q
         if g == 0:
@@ -797,8 +986,12 @@ def _exact_pmf(metric: Metric, pool_size: np.ndarray, gold: np.ndarray,
         if metric.family == "rr":
             ranks = np.arange(1, min(k, n - g + 1) + 1)
             # P(first gold at rank r) = C(N - r, G - 1) / C(N, G)
-            log_p = (gammaln(n - ranks + 1) - gammaln(g) - gammaln(n - ranks - g + 2)
-                     - (gammaln(n + 1) - gammaln(g + 1) - gammaln(n - g + 1)))
+            log_p = (
+                gammaln(n - ranks + 1)
+                - gammaln(g)
+                - gammaln(n - ranks - g + 2)
+                - (gammaln(n + 1) - gammaln(g + 1) - gammaln(n - g + 1))
+            )
             probs = np.exp(log_p)
             for rank, p in zip(ranks.tolist(), probs.tolist(), strict=True):
                 key = round(1.0 / rank, 4)
@@ -866,17 +1059,35 @@ def check1_distribution_data(result: CheckResult) -> tuple[pd.DataFrame, bool]:
         every = sorted(set(sums) | set(exact or {}))
         for key in every:
             label = _value_label(metric, key)
-            rows.append({"value": key, "label": label, "source": "measured",
-                         "probability": sums.get(key, 0.0) / total})
+            rows.append(
+                {
+                    "value": key,
+                    "label": label,
+                    "source": "measured",
+                    "probability": sums.get(key, 0.0) / total,
+                }
+            )
             if exact is not None:
-                rows.append({"value": key, "label": label, "source": "exact",
-                             "probability": exact.get(key, 0.0)})
+                rows.append(
+                    {
+                        "value": key,
+                        "label": label,
+                        "source": "exact",
+                        "probability": exact.get(key, 0.0),
+                    }
+                )
         return pd.DataFrame(rows), True
     edges = np.linspace(0.0, max(1.0, float(values.max()) if len(values) else 1.0), 21)
     counts, _ = np.histogram(values, bins=edges, weights=weights)
     for lo, hi, c in zip(edges[:-1].tolist(), edges[1:].tolist(), counts.tolist(), strict=True):
-        rows.append({"value": lo, "label": f"{lo:.2f}–{hi:.2f}", "source": "measured",
-                     "probability": c / total})
+        rows.append(
+            {
+                "value": lo,
+                "label": f"{lo:.2f}–{hi:.2f}",
+                "source": "measured",
+                "probability": c / total,
+            }
+        )
     return pd.DataFrame(rows), False
 
 
@@ -903,9 +1114,12 @@ def _exact_for(result: CheckResult, harness: HarnessCheck) -> dict[float, float]
     present = _checked(table, np.asarray(harness.per_query_measured, dtype=float))
     if present is None:
         return None
-    return _exact_pmf(result.metric, np.asarray(table.pool_size)[present].astype(np.int64),
-                      np.asarray(table.gold)[present].astype(np.int64),
-                      np.asarray(table.judged)[present].astype(np.int64))
+    return _exact_pmf(
+        result.metric,
+        np.asarray(table.pool_size)[present].astype(np.int64),
+        np.asarray(table.gold)[present].astype(np.int64),
+        np.asarray(table.judged)[present].astype(np.int64),
+    )
 
 
 def check1_distribution(result: CheckResult) -> alt.LayerChart:
@@ -936,46 +1150,69 @@ def check1_distribution(result: CheckResult) -> alt.LayerChart:
         raise ParameterError("check1_distribution needs a result with Check 1.")
     has_exact = bool((rows["source"] == "exact").any())
     who = "your harness" if harness.source != "builtin" else "built-in simulation"
-    subtitle = [f"{harness.n_draws:,} draws ({who}"
-                + (", importance-weighted" if harness.importance_sampled else "") + "); "
-                f"mean {harness.measured:.4g} measured vs {harness.analytic:.4g} exact"]
+    subtitle = [
+        f"{harness.n_draws:,} draws ({who}"
+        + (", importance-weighted" if harness.importance_sampled else "")
+        + "); "
+        f"mean {harness.measured:.4g} measured vs {harness.analytic:.4g} exact"
+    ]
     shown = rows
     if discrete:
         zero = rows[rows["value"] == 0.0]
         if not zero.empty:
-            parts = [f"{s} {p:.3f}" for s, p in zip(zero["source"], zero["probability"],
-                                                     strict=True)]
+            parts = [
+                f"{s} {p:.3f}" for s, p in zip(zero["source"], zero["probability"], strict=True)
+            ]
             subtitle.append("P(score = 0): " + ", ".join(parts) + " (not drawn)")
             shown = rows[rows["value"] != 0.0]
         if not has_exact:
-            subtitle.append("No closed-form distribution for this pool (deduplicated chunk "
-                            "scores): compare the means.")
+            subtitle.append(
+                "No closed-form distribution for this pool (deduplicated chunk "
+                "scores): compare the means."
+            )
     if shown.empty:
         shown = rows
     sort = alt.EncodingSortField("value", order="descending")
     sources = ["measured", "exact"] if has_exact else ["measured"]
-    colour = alt.Color("source:N", title=None, scale=alt.Scale(
-        domain=sources, range=[PALETTE["orange"], PALETTE["blue"]][:len(sources)]),
-        legend=alt.Legend(orient="bottom", direction="horizontal"))
-    bars = alt.Chart(_data(shown)).mark_bar().encode(
-        x=alt.X("label:N", sort=sort if discrete else alt.EncodingSortField("value"),
-                title=f"{result.metric.name} of one random draw",
-                axis=alt.Axis(labelAngle=0 if len(shown) <= 24 else -45)),
-        xOffset=alt.XOffset("source:N", sort=["measured", "exact"]),
-        y=alt.Y("probability:Q", title="probability"),
-        color=colour,
-        tooltip=[alt.Tooltip("label:N", title="value"), alt.Tooltip("source:N"),
-                 alt.Tooltip("probability:Q", format=".5f")],
+    colour = alt.Color(
+        "source:N",
+        title=None,
+        scale=alt.Scale(domain=sources, range=[PALETTE["orange"], PALETTE["blue"]][: len(sources)]),
+        legend=alt.Legend(orient="bottom", direction="horizontal"),
     )
-    return _layered([bars], height=220,
-        title=_title("Check 1: the measured distribution against the exact one", subtitle))
+    bars = (
+        alt.Chart(_data(shown))
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "label:N",
+                sort=sort if discrete else alt.EncodingSortField("value"),
+                title=f"{result.metric.name} of one random draw",
+                axis=alt.Axis(labelAngle=0 if len(shown) <= 24 else -45),
+            ),
+            xOffset=alt.XOffset("source:N", sort=["measured", "exact"]),
+            y=alt.Y("probability:Q", title="probability"),
+            color=colour,
+            tooltip=[
+                alt.Tooltip("label:N", title="value"),
+                alt.Tooltip("source:N"),
+                alt.Tooltip("probability:Q", format=".5f"),
+            ],
+        )
+    )
+    return _layered(
+        [bars],
+        height=220,
+        title=_title("Check 1: the measured distribution against the exact one", subtitle),
+    )
 
 
 # ---------------------------------------------------------------------------- compare
 
 
-def comparison_chart(comparison: Comparison, *, detectable: float | None = None,
-                     metric: str = "score") -> alt.LayerChart:
+def comparison_chart(
+    comparison: Comparison, *, detectable: float | None = None, metric: str = "score"
+) -> alt.LayerChart:
     """Paired differences between runs with their 95 % intervals, against what is detectable.
 
     Parameters
@@ -991,12 +1228,21 @@ def comparison_chart(comparison: Comparison, *, detectable: float | None = None,
     -------
     altair.LayerChart
     """
-    rows = pd.DataFrame([{
-        "pair": f"{r.system_a} − {r.system_b}", "difference": r.difference, "low": r.low,
-        "high": r.high, "p": r.adjusted_p_value, "dz": r.cohens_dz,
-        "status": "significant" if r.significant else "not significant",
-        "label": f"{r.difference:+.3f} (p = {r.adjusted_p_value:.3g}, dz = {r.cohens_dz:.2f})",
-    } for r in comparison.table.rows])
+    rows = pd.DataFrame(
+        [
+            {
+                "pair": f"{r.system_a} − {r.system_b}",
+                "difference": r.difference,
+                "low": r.low,
+                "high": r.high,
+                "p": r.adjusted_p_value,
+                "dz": r.cohens_dz,
+                "status": "significant" if r.significant else "not significant",
+                "label": f"{r.difference:+.3f} (p = {r.adjusted_p_value:.3g}, dz = {r.cohens_dz:.2f})",
+            }
+            for r in comparison.table.rows
+        ]
+    )
     extent = float(np.nanmax(np.abs(rows[["low", "high"]].to_numpy()))) if len(rows) else 1.0
     if detectable is not None and _finite(detectable):
         extent = max(extent, detectable)
@@ -1007,36 +1253,60 @@ def comparison_chart(comparison: Comparison, *, detectable: float | None = None,
         text = f"below the smallest detectable difference ±{detectable:.3g}"
         band = pd.DataFrame([{"low": -detectable, "high": detectable, "label": text}])
         layers += [
-            alt.Chart(_data(band)).mark_rect(color=PALETTE["light"], opacity=0.6).encode(
-                x=alt.X("low:Q", scale=x_scale), x2="high:Q",
-                tooltip=[alt.Tooltip("label:N", title="shaded")]),
+            alt.Chart(_data(band))
+            .mark_rect(color=PALETTE["light"], opacity=0.6)
+            .encode(
+                x=alt.X("low:Q", scale=x_scale),
+                x2="high:Q",
+                tooltip=[alt.Tooltip("label:N", title="shaded")],
+            ),
         ]
     zero = pd.DataFrame([{"x": 0.0}])
-    layers.append(alt.Chart(_data(zero)).mark_rule(strokeDash=[4, 3]).encode(
-        x=alt.X("x:Q", scale=x_scale)))
-    colour = alt.Color("status:N", title=None, scale=alt.Scale(
-        domain=["significant", "not significant"], range=[PALETTE["vermillion"], PALETTE["grey"]]),
-        legend=alt.Legend(orient="bottom", direction="horizontal"))
+    layers.append(
+        alt.Chart(_data(zero)).mark_rule(strokeDash=[4, 3]).encode(x=alt.X("x:Q", scale=x_scale))
+    )
+    colour = alt.Color(
+        "status:N",
+        title=None,
+        scale=alt.Scale(
+            domain=["significant", "not significant"],
+            range=[PALETTE["vermillion"], PALETTE["grey"]],
+        ),
+        legend=alt.Legend(orient="bottom", direction="horizontal"),
+    )
     base = alt.Chart(_data(rows))
     y = alt.Y("pair:N", title=None, axis=alt.Axis(labelLimit=360))
-    tooltip = [alt.Tooltip("pair:N"), alt.Tooltip("difference:Q", format="+.4f"),
-               alt.Tooltip("low:Q", format="+.4f"), alt.Tooltip("high:Q", format="+.4f"),
-               alt.Tooltip("p:Q", format=".3g", title="adjusted p"),
-               alt.Tooltip("dz:Q", format=".2f", title="Cohen's dz")]
-    layers += [
-        base.mark_rule(size=3).encode(x=alt.X("low:Q", scale=x_scale,
-                                              title=f"paired difference in {metric}"),
-                                      x2="high:Q", y=y, color=colour, tooltip=tooltip),
-        base.mark_point(filled=True, size=120).encode(x="difference:Q", y=y, color=colour,
-                                                      tooltip=tooltip),
-        base.mark_text(align="left", dx=8, fontSize=11).encode(
-            x="high:Q", y=y, text="label:N"),
+    tooltip = [
+        alt.Tooltip("pair:N"),
+        alt.Tooltip("difference:Q", format="+.4f"),
+        alt.Tooltip("low:Q", format="+.4f"),
+        alt.Tooltip("high:Q", format="+.4f"),
+        alt.Tooltip("p:Q", format=".3g", title="adjusted p"),
+        alt.Tooltip("dz:Q", format=".2f", title="Cohen's dz"),
     ]
-    subtitle = (f"{comparison.table.test} test, {comparison.table.correction} correction, "
-                f"{comparison.table.n_queries:,} queries"
-                + ("; shaded: differences too small to detect" if detectable else ""))
-    return _layered(layers, height=max(80, 50 * len(rows)),
-        title=_title("Can the benchmark tell the runs apart?", subtitle))
+    layers += [
+        base.mark_rule(size=3).encode(
+            x=alt.X("low:Q", scale=x_scale, title=f"paired difference in {metric}"),
+            x2="high:Q",
+            y=y,
+            color=colour,
+            tooltip=tooltip,
+        ),
+        base.mark_point(filled=True, size=120).encode(
+            x="difference:Q", y=y, color=colour, tooltip=tooltip
+        ),
+        base.mark_text(align="left", dx=8, fontSize=11).encode(x="high:Q", y=y, text="label:N"),
+    ]
+    subtitle = (
+        f"{comparison.table.test} test, {comparison.table.correction} correction, "
+        f"{comparison.table.n_queries:,} queries"
+        + ("; shaded: differences too small to detect" if detectable else "")
+    )
+    return _layered(
+        layers,
+        height=max(80, 50 * len(rows)),
+        title=_title("Can the benchmark tell the runs apart?", subtitle),
+    )
 
 
 # ------------------------------------------------------------------------- everything
@@ -1077,34 +1347,52 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
     if h is not None and _finite(h.ratio.estimate) and h.ratio.estimate > 0:
         who = "your harness" if h.source != "builtin" else "the built-in simulation"
         out["check1_gauge"] = ratio_gauge(
-            h.ratio.estimate, h.ratio.low, h.ratio.high, passed=h.passed,
+            h.ratio.estimate,
+            h.ratio.low,
+            h.ratio.high,
+            passed=h.passed,
             title="Check 1: measured random score / exact floor",
             subtitle=f"Random scores through {who}: {h.measured:.4g} measured, "
-                     f"{h.analytic:.4g} exact",
-            axis_title="measured / exact (log scale)")
+            f"{h.analytic:.4g} exact",
+            axis_title="measured / exact (log scale)",
+        )
     live = result.live or result.noise
     if live is not None:
         nf = live.noise_over_floor
         if _finite(nf.estimate) and nf.estimate > 0:
-            extra = ([f"The model scores {live.model_over_noise.format(1)}× the noise run."]
-                     if live.model_over_noise is not None else [])
+            extra = (
+                [f"The model scores {live.model_over_noise.format(1)}× the noise run."]
+                if live.model_over_noise is not None
+                else []
+            )
             out["check2_gauge"] = ratio_gauge(
-                nf.estimate, nf.low, nf.high, passed=not live.leak,
+                nf.estimate,
+                nf.low,
+                nf.high,
+                passed=not live.leak,
                 title="Check 2: noise run / exact floor",
-                subtitle=[f"Vectors replaced by noise: {live.noise:.4g} against a floor of "
-                          f"{live.floor:.4g} (z = {live.noise_z:.1f}).", *extra],
-                axis_title="noise / floor (log scale)")
+                subtitle=[
+                    f"Vectors replaced by noise: {live.noise:.4g} against a floor of "
+                    f"{live.floor:.4g} (z = {live.noise_z:.1f}).",
+                    *extra,
+                ],
+                axis_title="noise / floor (log scale)",
+            )
     head = result.headroom
     if _finite(head.floor) and _finite(head.ceiling):
         mi = head.model_interval
         out["headroom"] = headroom_sliver(
-            head.floor, head.ceiling, model=head.model,
-            model_low=mi.low if mi else None, model_high=mi.high if mi else None,
-            metric=metric, model_name=result.run_name or "model")
+            head.floor,
+            head.ceiling,
+            model=head.model,
+            model_low=mi.low if mi else None,
+            model_high=mi.high if mi else None,
+            metric=metric,
+            model_name=result.run_name or "model",
+        )
     frame = report.to_frame(result)
     if len(frame):
-        out["query_headroom"] = query_headroom(frame, limit=min(query_limit, 200),
-                                               metric=metric)
+        out["query_headroom"] = query_headroom(frame, limit=min(query_limit, 200), metric=metric)
         out["floor_share"] = floor_share_histogram(frame)
         out["gold_breakdown"] = gold_breakdown(frame)
     inferred = result.inferred_n
@@ -1116,8 +1404,10 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
         out["check1_distribution"] = check1_distribution(result)
     if result.comparison is not None:
         out["comparison"] = comparison_chart(
-            result.comparison, metric=metric,
-            detectable=result.power.min_detectable_difference if result.power else None)
+            result.comparison,
+            metric=metric,
+            detectable=result.power.min_detectable_difference if result.power else None,
+        )
     return out
 
 
@@ -1125,15 +1415,25 @@ def _curve_for(result: CheckResult, inferred: InferredN) -> pd.DataFrame | None:
     gold = np.asarray(result.queries.gold, dtype=np.int64)
     judged = np.asarray(result.queries.judged, dtype=np.int64)
     if inferred.source != "noise-run" and result.harness is not None:
-        present = _checked(result.queries, np.asarray(result.harness.per_query_measured,
-                                                      dtype=float))
+        present = _checked(
+            result.queries, np.asarray(result.harness.per_query_measured, dtype=float)
+        )
         if present is not None:
             gold, judged = gold[present], judged[present]
     if not (gold > 0).any():
         return None
-    sizes = [v for v in (inferred.estimate, inferred.low, inferred.high, inferred.declared_pool,
-                         inferred.declared_chunks, inferred.declared_documents)
-             if v is not None and _finite(float(v)) and v > 0]
+    sizes = [
+        v
+        for v in (
+            inferred.estimate,
+            inferred.low,
+            inferred.high,
+            inferred.declared_pool,
+            inferred.declared_chunks,
+            inferred.declared_documents,
+        )
+        if v is not None and _finite(float(v)) and v > 0
+    ]
     low = min(sizes) / 3 if sizes else 1.0
     high = max(sizes) * 3 if sizes else 1000.0
     return expected_floor_curve(result.metric, gold, judged, low=low, high=high)

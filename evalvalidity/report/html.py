@@ -50,25 +50,28 @@ __all__ = [
 #: What each chart shows, in the report's words (keys of ``result_charts``).
 CHART_CAPTIONS: Final[dict[str, str]] = {
     "check1_gauge": "Check 1 — is the harness's arithmetic right? Random scores pushed through "
-                    "the scorer, against the exact expected value of a random ranking.",
+    "the scorer, against the exact expected value of a random ranking.",
     "check2_gauge": "Check 2 — does the score come from the vectors? The run with every vector "
-                    "replaced by noise, against its exact floor.",
+    "replaced by noise, against its exact floor.",
     "headroom": "Headroom — what a random ranker scores (floor), the best possible score "
-                "(ceiling), and the model in between.",
+    "(ceiling), and the model in between.",
     "query_headroom": "The queries where a random ranker comes closest to a perfect one.",
     "floor_share": "How much of each query's ceiling a random ranker reaches.",
     "gold_breakdown": "Queries with several gold items have higher floors but count once in "
-                      "the mean.",
+    "the mean.",
     "inferred_n": "Inferred N — the pool size the measured random score implies, against the "
-                  "declared chunk and document counts.",
+    "declared chunk and document counts.",
     "check1_distribution": "Check 1's single random draws against their exact distribution.",
     "comparison": "Paired differences between runs against the smallest difference the "
-                  "benchmark can detect.",
+    "benchmark can detect.",
 }
 
 _SEVERITY_LABEL: Final = {"broken": "broken", "warning": "warning", "info": "info"}
-_SEVERITY_COLOUR: Final = {"broken": PALETTE["vermillion"], "warning": PALETTE["orange"],
-                           "info": PALETTE["blue"]}
+_SEVERITY_COLOUR: Final = {
+    "broken": PALETTE["vermillion"],
+    "warning": PALETTE["orange"],
+    "info": PALETTE["blue"],
+}
 _MAX_QUERY_ROWS: Final = 50
 
 _STYLE: Final = """
@@ -160,13 +163,22 @@ def _key_numbers(result: CheckResult) -> list[tuple[str, str]]:
     rows = [
         ("metric", record["metric"]),
         ("queries", f"{record['n_queries']:,}"),
-        ("pool", f"{record['pool']['kind']}"
-         + (f", declared {_num(record['pool']['declared'], 6)}"
-            if record["pool"]["declared"] is not None else "")
-         + (f" ({record['pool']['declared_chunks']:,} chunks, "
-            f"{record['pool']['declared_documents']:,} documents)"
-            if record["pool"]["declared_chunks"] is not None
-            and record["pool"]["declared_documents"] is not None else "")),
+        (
+            "pool",
+            f"{record['pool']['kind']}"
+            + (
+                f", declared {_num(record['pool']['declared'], 6)}"
+                if record["pool"]["declared"] is not None
+                else ""
+            )
+            + (
+                f" ({record['pool']['declared_chunks']:,} chunks, "
+                f"{record['pool']['declared_documents']:,} documents)"
+                if record["pool"]["declared_chunks"] is not None
+                and record["pool"]["declared_documents"] is not None
+                else ""
+            ),
+        ),
         ("floor (random ranker)", _num(record["floor"])),
         ("ceiling", _num(record["ceiling"])),
         ("headroom", _num(record["headroom"])),
@@ -175,30 +187,45 @@ def _key_numbers(result: CheckResult) -> list[tuple[str, str]]:
     ]
     head = result.headroom
     if head.model is not None:
-        interval = (f" [{_num(head.model_interval.low)}, {_num(head.model_interval.high)}]"
-                    if head.model_interval else "")
+        interval = (
+            f" [{_num(head.model_interval.low)}, {_num(head.model_interval.high)}]"
+            if head.model_interval
+            else ""
+        )
         rows.append((f"model ({result.run_name or 'run'})", _num(head.model) + interval))
     if head.adjusted is not None:
         rows.append(("chance-adjusted score", head.adjusted.format(3)))
     if result.harness is not None:
         h = result.harness
-        rows.append(("Check 1: measured / exact", f"{h.ratio.format(3)} over {h.n_draws:,} "
-                     f"draws ({'your harness' if h.source != 'builtin' else 'built in'})"))
+        rows.append(
+            (
+                "Check 1: measured / exact",
+                f"{h.ratio.format(3)} over {h.n_draws:,} "
+                f"draws ({'your harness' if h.source != 'builtin' else 'built in'})",
+            )
+        )
     live = result.live or result.noise
     if live is not None:
-        rows.append(("noise run / floor", f"{live.noise_over_floor.format(2)} (z = "
-                     f"{_num(live.noise_z, 3)})"))
+        rows.append(
+            (
+                "noise run / floor",
+                f"{live.noise_over_floor.format(2)} (z = {_num(live.noise_z, 3)})",
+            )
+        )
         if live.model_over_noise is not None:
             rows.append(("Check 2: model / noise", live.model_over_noise.format(1)))
     if result.inferred_n is not None:
         n = result.inferred_n
-        rows.append(("inferred N", f"{_num(n.estimate, 5)} [{_num(n.low, 5)}, "
-                     f"{_num(n.high, 5)}]"))
+        rows.append(("inferred N", f"{_num(n.estimate, 5)} [{_num(n.low, 5)}, {_num(n.high, 5)}]"))
     if result.power is not None:
         p = result.power
-        rows.append(("smallest detectable difference",
-                     f"{_num(p.min_detectable_difference, 3)} (α = {p.alpha:g}, power "
-                     f"{p.power:g}); {p.queries_needed:,} queries to detect {p.delta:g}"))
+        rows.append(
+            (
+                "smallest detectable difference",
+                f"{_num(p.min_detectable_difference, 3)} (α = {p.alpha:g}, power "
+                f"{p.power:g}); {p.queries_needed:,} queries to detect {p.delta:g}",
+            )
+        )
     return rows
 
 
@@ -208,32 +235,42 @@ def _query_table(result: CheckResult) -> str:
         return "<p class='note'>No queries.</p>"
     flagged = frame[frame["flags"] != ""]
     shown = (flagged if not flagged.empty else frame).head(_MAX_QUERY_ROWS)
-    head = ("<tr><th>query</th><th>N</th><th>G</th><th>floor</th><th>ceiling</th>"
-            "<th>model</th><th>flags</th></tr>")
+    head = (
+        "<tr><th>query</th><th>N</th><th>G</th><th>floor</th><th>ceiling</th>"
+        "<th>model</th><th>flags</th></tr>"
+    )
     body = []
     records: list[dict[Any, Any]] = shown.to_dict("records")
     for row in records:
         flags = ", ".join(
             f"<span title='{_esc(report.FLAG_TEXT.get(f, f))}'>{_esc(f)}</span>"
-            for f in str(row["flags"]).split(", ") if f)
+            for f in str(row["flags"]).split(", ")
+            if f
+        )
         body.append(
             f"<tr><td>{_esc(row['qid'])}</td><td class='num'>{int(row['pool_size']):,}</td>"
             f"<td class='num'>{int(row['gold'])}</td><td class='num'>{_num(row['floor'])}</td>"
             f"<td class='num'>{_num(row['ceiling'])}</td><td class='num'>{_num(row['model'])}"
-            f"</td><td>{flags}</td></tr>")
-    what = ("flagged queries" if not flagged.empty else "queries")
+            f"</td><td>{flags}</td></tr>"
+        )
+    what = "flagged queries" if not flagged.empty else "queries"
     total = len(flagged) if not flagged.empty else len(frame)
-    caption = (f"The first {len(shown):,} of {total:,} {what}, by their share of the floor."
-               if total > len(shown) else f"All {total:,} {what}, by their share of the floor.")
-    return (f"<p class='note'>{_esc(caption)}</p><table>{head}{''.join(body)}</table>")
+    caption = (
+        f"The first {len(shown):,} of {total:,} {what}, by their share of the floor."
+        if total > len(shown)
+        else f"All {total:,} {what}, by their share of the floor."
+    )
+    return f"<p class='note'>{_esc(caption)}</p><table>{head}{''.join(body)}</table>"
 
 
 def _comparison_table(result: CheckResult) -> str:
     if result.comparison is None:
         return ""
     c = result.comparison
-    means = "".join(f"<tr><td>{_esc(n)}</td><td class='num'>{_num(m)}</td></tr>"
-                    for n, m in zip(c.runs, c.means, strict=True))
+    means = "".join(
+        f"<tr><td>{_esc(n)}</td><td class='num'>{_num(m)}</td></tr>"
+        for n, m in zip(c.runs, c.means, strict=True)
+    )
     pairs = "".join(
         f"<tr><td>{_esc(r.system_a)} − {_esc(r.system_b)}</td>"
         f"<td class='num'>{r.difference:+.4f}</td>"
@@ -241,7 +278,8 @@ def _comparison_table(result: CheckResult) -> str:
         f"<td class='num'>{_num(r.adjusted_p_value, 3)}</td>"
         f"<td class='num'>{_num(r.cohens_dz, 3)}</td>"
         f"<td>{'yes' if r.significant else 'no'}</td></tr>"
-        for r in c.table.rows)
+        for r in c.table.rows
+    )
     return (
         "<h2>Comparison of runs</h2>"
         f"<table><tr><th>run</th><th>mean</th></tr>{means}</table>"
@@ -251,8 +289,12 @@ def _comparison_table(result: CheckResult) -> str:
     )
 
 
-def render_html(result: CheckResult, *, title: str = "Benchmark health report",
-                svgs: Mapping[str, str] | None = None) -> str:
+def render_html(
+    result: CheckResult,
+    *,
+    title: str = "Benchmark health report",
+    svgs: Mapping[str, str] | None = None,
+) -> str:
     """The whole report as one self-contained HTML page.
 
     Parameters
@@ -288,48 +330,59 @@ def render_html(result: CheckResult, *, title: str = "Benchmark health report",
         badge_colour = _SEVERITY_COLOUR.get(r.severity, PALETTE["grey"])
         reasons.append(
             f"<li><span class='badge' style='--c:{badge_colour}'>"
-            f"{_esc(_SEVERITY_LABEL.get(r.severity, r.severity))}</span>{_esc(r.message)}</li>")
-    numbers = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>"
-                      for k, v in _key_numbers(result))
+            f"{_esc(_SEVERITY_LABEL.get(r.severity, r.severity))}</span>{_esc(r.message)}</li>"
+        )
+    numbers = "".join(
+        f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in _key_numbers(result)
+    )
     figures = []
     for name, svg in svgs.items():
         caption = CHART_CAPTIONS.get(name, name)
-        figures.append(f"<figure id='chart-{_esc(name)}'><figcaption>{_esc(caption)}"
-                       f"</figcaption>{_strip_xml_declaration(svg)}</figure>")
+        figures.append(
+            f"<figure id='chart-{_esc(name)}'><figcaption>{_esc(caption)}"
+            f"</figcaption>{_strip_xml_declaration(svg)}</figure>"
+        )
     notes = "".join(f"<li>{_esc(n)}</li>" for n in result.notes)
     run = f" of {result.run_name}" if result.run_name else ""
-    meta = (f"{result.metric.name}{run}, {result.n_queries:,} queries, pool declared as "
-            f"{result.pool_kind}; evalvalidity report schema {result.schema_version}")
+    meta = (
+        f"{result.metric.name}{run}, {result.n_queries:,} queries, pool declared as "
+        f"{result.pool_kind}; evalvalidity report schema {result.schema_version}"
+    )
     from evalvalidity import __version__
 
-    return "".join([
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>",
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>{_esc(title)}</title><style>{_STYLE}</style></head><body>",
-        f"<h1>{_esc(title)}</h1><p class='meta'>{_esc(meta)}</p>",
-        f"<div class='verdict' id='verdict' style='--c:{colour}'>Benchmark health: "
-        f"<strong>{_esc(result.verdict)}</strong></div>",
-        f"<ul class='reasons'>{''.join(reasons)}</ul>",
-        f"<h2>Key numbers</h2><table>{numbers}</table>",
-        "<h2>Charts</h2>", "".join(figures) or "<p class='note'>No chart applies.</p>",
-        _comparison_table(result),
-        "<h2>Queries</h2>", _query_table(result),
-        f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "",
-        f"<p class='note'>Made by evalvalidity {_esc(__version__)}. Floors are exact expected "
-        "values under a uniformly random order of each query's pool (ties broken uniformly).</p>",
-        "</body></html>\n",
-    ])
+    return "".join(
+        [
+            "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>",
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+            f"<title>{_esc(title)}</title><style>{_STYLE}</style></head><body>",
+            f"<h1>{_esc(title)}</h1><p class='meta'>{_esc(meta)}</p>",
+            f"<div class='verdict' id='verdict' style='--c:{colour}'>Benchmark health: "
+            f"<strong>{_esc(result.verdict)}</strong></div>",
+            f"<ul class='reasons'>{''.join(reasons)}</ul>",
+            f"<h2>Key numbers</h2><table>{numbers}</table>",
+            "<h2>Charts</h2>",
+            "".join(figures) or "<p class='note'>No chart applies.</p>",
+            _comparison_table(result),
+            "<h2>Queries</h2>",
+            _query_table(result),
+            f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "",
+            f"<p class='note'>Made by evalvalidity {_esc(__version__)}. Floors are exact expected "
+            "values under a uniformly random order of each query's pool (ties broken uniformly).</p>",
+            "</body></html>\n",
+        ]
+    )
 
 
 def _strip_xml_declaration(svg: str) -> str:
     text = svg.lstrip()
     if text.startswith("<?xml"):
-        text = text[text.index("?>") + 2:]
+        text = text[text.index("?>") + 2 :]
     return text
 
 
-def write_report(result: CheckResult, out_dir: str | os.PathLike[str], *,
-                 title: str = "Benchmark health report") -> list[Path]:
+def write_report(
+    result: CheckResult, out_dir: str | os.PathLike[str], *, title: str = "Benchmark health report"
+) -> list[Path]:
     """Write the report, the chart images, the JSON and the Markdown into ``out_dir``.
 
     Parameters
@@ -358,8 +411,7 @@ def write_report(result: CheckResult, out_dir: str | os.PathLike[str], *,
     try:
         (out / "charts").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ParameterError(f"Cannot create the report folder {os.fspath(out)!r}: {exc}.") \
-            from exc
+        raise ParameterError(f"Cannot create the report folder {os.fspath(out)!r}: {exc}.") from exc
     charts = result_charts(result)
     svgs = {name: chart_svg(chart) for name, chart in charts.items()}
     written: list[Path] = []

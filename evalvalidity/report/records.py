@@ -79,8 +79,11 @@ def _noise(check: NoiseCheck | None) -> dict[str, Any] | None:
     return {
         "source": check.source,
         "ratio": _num(check.model_over_noise.estimate) if check.model_over_noise else None,
-        "ci": ([_num(check.model_over_noise.low), _num(check.model_over_noise.high)]
-               if check.model_over_noise else None),
+        "ci": (
+            [_num(check.model_over_noise.low), _num(check.model_over_noise.high)]
+            if check.model_over_noise
+            else None
+        ),
         "model": _num(check.model),
         "noise": _num(check.noise),
         "floor": _num(check.floor),
@@ -98,22 +101,24 @@ def _query_rows(result: CheckResult) -> list[dict[str, Any]]:
     t = result.queries
     rows = []
     for i in range(len(t)):
-        rows.append({
-            "qid": str(t.qid[i]),
-            "pool_size": int(t.pool_size[i]),
-            "gold": int(t.gold[i]),
-            "judged": int(t.judged[i]),
-            "k": t.k,
-            "floor": _num(float(t.floor[i])),
-            "floor_std": _num(float(t.floor_std[i])),
-            "ceiling": _num(float(t.ceiling[i])),
-            "headroom": _num(float(t.headroom[i])),
-            "model": _num(float(t.model[i])),
-            "noise": _num(float(t.noise[i])),
-            "z": _num(float(t.z[i])),
-            "floor_share": _num(float(t.floor_share[i])),
-            "flags": list(t.flags[i]),
-        })
+        rows.append(
+            {
+                "qid": str(t.qid[i]),
+                "pool_size": int(t.pool_size[i]),
+                "gold": int(t.gold[i]),
+                "judged": int(t.judged[i]),
+                "k": t.k,
+                "floor": _num(float(t.floor[i])),
+                "floor_std": _num(float(t.floor_std[i])),
+                "ceiling": _num(float(t.ceiling[i])),
+                "headroom": _num(float(t.headroom[i])),
+                "model": _num(float(t.model[i])),
+                "noise": _num(float(t.noise[i])),
+                "z": _num(float(t.z[i])),
+                "floor_share": _num(float(t.floor_share[i])),
+                "flags": list(t.flags[i]),
+            }
+        )
     return rows
 
 
@@ -133,8 +138,12 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
         "schema_version": result.schema_version,
         "verdict": result.verdict,
         "reasons": [
-            {"severity": r.severity, "code": r.code, "message": r.message,
-             "numbers": {k: _num(v) for k, v in r.numbers.items()}}
+            {
+                "severity": r.severity,
+                "code": r.code,
+                "message": r.message,
+                "numbers": {k: _num(v) for k, v in r.numbers.items()},
+            }
             for r in result.reasons
         ],
         "metric": result.metric.name,
@@ -145,8 +154,11 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
         "headroom": _num(head.headroom),
         "floor_over_ceiling": _num(head.floor_over_ceiling),
         "model_score": _num(head.model),
-        "model_ci": ([_num(head.model_interval.low), _num(head.model_interval.high)]
-                     if head.model_interval else None),
+        "model_ci": (
+            [_num(head.model_interval.low), _num(head.model_interval.high)]
+            if head.model_interval
+            else None
+        ),
         "adjusted_score": _interval(head.adjusted),
         "headroom_in_standard_errors": _num(head.headroom_in_se),
         "model_at_or_below_floor": head.at_or_below_floor,
@@ -164,7 +176,9 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             "harness": _harness(result.harness),
             "live": _noise(live),
         },
-        "inferred_n": None if inferred is None else {
+        "inferred_n": None
+        if inferred is None
+        else {
             "source": inferred.source,
             "measured": _num(inferred.measured),
             "estimate": _num(inferred.estimate),
@@ -175,12 +189,19 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             "declared_documents": inferred.declared_documents,
             "diagnosis": inferred.diagnosis,
             "by_gold": [
-                {"gold": c.gold, "n_queries": c.n_queries, "measured": _num(c.measured),
-                 "estimate": _num(c.estimate), "ci": [_num(c.low), _num(c.high)]}
+                {
+                    "gold": c.gold,
+                    "n_queries": c.n_queries,
+                    "measured": _num(c.measured),
+                    "estimate": _num(c.estimate),
+                    "ci": [_num(c.low), _num(c.high)],
+                }
                 for c in inferred.by_gold
             ],
         },
-        "power": None if result.power is None else {
+        "power": None
+        if result.power is None
+        else {
             "n_queries": result.power.n_queries,
             "per_query_variance": _num(result.power.per_query_variance),
             "min_detectable_difference": _num(result.power.min_detectable_difference),
@@ -189,16 +210,26 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             "alpha": result.power.alpha,
             "power": result.power.power,
         },
-        "comparison": None if result.comparison is None else {
-            "runs": [{"name": n, "mean": _num(m)} for n, m in
-                     zip(result.comparison.runs, result.comparison.means, strict=True)],
+        "comparison": None
+        if result.comparison is None
+        else {
+            "runs": [
+                {"name": n, "mean": _num(m)}
+                for n, m in zip(result.comparison.runs, result.comparison.means, strict=True)
+            ],
             "test": result.comparison.table.test,
             "correction": result.comparison.table.correction,
             "pairs": [
-                {"a": r.system_a, "b": r.system_b, "difference": _num(r.difference),
-                 "ci": [_num(r.low), _num(r.high)], "p_value": _num(r.p_value),
-                 "adjusted_p_value": _num(r.adjusted_p_value), "cohens_dz": _num(r.cohens_dz),
-                 "significant": r.significant}
+                {
+                    "a": r.system_a,
+                    "b": r.system_b,
+                    "difference": _num(r.difference),
+                    "ci": [_num(r.low), _num(r.high)],
+                    "p_value": _num(r.p_value),
+                    "adjusted_p_value": _num(r.adjusted_p_value),
+                    "cohens_dz": _num(r.cohens_dz),
+                    "significant": r.significant,
+                }
                 for r in result.comparison.table.rows
             ],
         },
@@ -265,16 +296,18 @@ def to_text(result: CheckResult) -> str:
         lines.append(
             f"  check 2 ({live.source}): noise {_fmt(live.noise)} = "
             f"{live.noise_over_floor.format(2)} × floor"
-            + (f"; model/noise {live.model_over_noise.format(1)}" if live.model_over_noise
-               else "")
+            + (f"; model/noise {live.model_over_noise.format(1)}" if live.model_over_noise else "")
         )
     if result.inferred_n is not None:
         n = result.inferred_n
         lines.append(
             f"  inferred N {_fmt(n.estimate, 5)} [{_fmt(n.low, 5)}, {_fmt(n.high, 5)}]   "
             f"declared {_fmt(n.declared_pool, 6)}"
-            + (f" (chunks {n.declared_chunks:,}, documents {n.declared_documents:,})"
-               if n.declared_chunks is not None and n.declared_documents is not None else "")
+            + (
+                f" (chunks {n.declared_chunks:,}, documents {n.declared_documents:,})"
+                if n.declared_chunks is not None and n.declared_documents is not None
+                else ""
+            )
         )
         if n.diagnosis:
             lines.append(f"    {n.diagnosis}")
@@ -294,12 +327,17 @@ def to_text(result: CheckResult) -> str:
 def _md_escape(text: str) -> str:
     """Escape the package's own sentences for a Markdown line (they hold no user text)."""
     text = " ".join(text.splitlines())
-    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-            .replace(">", "&gt;"))
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
-_MD_ID_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "\\": "\\\\",
-                  **{c: f"&#{ord(c)};" for c in "[]`*_~#"}}
+_MD_ID_ESCAPES = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "|": "\\|",
+    "\\": "\\\\",
+    **{c: f"&#{ord(c)};" for c in "[]`*_~#"},
+}
 
 
 def _md_id(text: str) -> str:
@@ -312,9 +350,7 @@ def _md_id(text: str) -> str:
     >>> _md_id("[x](y) *b* `c` <i>|")
     '&#91;x&#93;(y) &#42;b&#42; &#96;c&#96; &lt;i&gt;\\|'
     """
-    return "".join(
-        _MD_ID_ESCAPES.get(c, " " if ord(c) < 32 or ord(c) == 127 else c) for c in text
-    )
+    return "".join(_MD_ID_ESCAPES.get(c, " " if ord(c) < 32 or ord(c) == 127 else c) for c in text)
 
 
 def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
@@ -354,16 +390,25 @@ def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
             out.append(f"| Check 2 model / noise | {live.model_over_noise.format(1)} |")
     if result.inferred_n is not None:
         n = result.inferred_n
-        out.append(f"| inferred N | {_fmt(n.estimate, 5)} [{_fmt(n.low, 5)}, {_fmt(n.high, 5)}]"
-                   f" (declared {_fmt(n.declared_pool, 6)}) |")
+        out.append(
+            f"| inferred N | {_fmt(n.estimate, 5)} [{_fmt(n.low, 5)}, {_fmt(n.high, 5)}]"
+            f" (declared {_fmt(n.declared_pool, 6)}) |"
+        )
     if result.power is not None:
-        out.append(f"| smallest detectable difference | "
-                   f"{_fmt(result.power.min_detectable_difference, 3)} |")
+        out.append(
+            f"| smallest detectable difference | "
+            f"{_fmt(result.power.min_detectable_difference, 3)} |"
+        )
     flagged = [i for i, f in enumerate(result.queries.flags) if f][:max_queries]
     if flagged:
         t = result.queries
-        out += ["", "<details><summary>Flagged queries (by share of the floor)</summary>", "",
-                "| qid | N | G | floor | model | flags |", "|---|---|---|---|---|---|"]
+        out += [
+            "",
+            "<details><summary>Flagged queries (by share of the floor)</summary>",
+            "",
+            "| qid | N | G | floor | model | flags |",
+            "|---|---|---|---|---|---|",
+        ]
         for i in flagged:
             out.append(
                 f"| {_md_id(str(t.qid[i]))} | {int(t.pool_size[i]):,} | {int(t.gold[i])} | "

@@ -23,14 +23,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 
 def _skip_reason() -> str | None:
     if not CHROMIUM.is_file():
-        return ("the browser tests need Debian's Chromium at /usr/bin/chromium "
-                "(apt-get install -y chromium; scripts/test.sh installs it)")
+        return (
+            "the browser tests need Debian's Chromium at /usr/bin/chromium "
+            "(apt-get install -y chromium; scripts/test.sh installs it)"
+        )
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
@@ -78,14 +85,33 @@ def workspace(tmp_path: Path) -> Path:
 def server(workspace: Path, tmp_path: Path) -> Iterator[str]:
     """``streamlit run app/main.py`` from the repository root on a free port."""
     port = _free_port()
-    env = {**os.environ, "EVALVALIDITY_WORKSPACE": str(workspace),
-           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    env = {
+        **os.environ,
+        "EVALVALIDITY_WORKSPACE": str(workspace),
+        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+    }
     log = open(tmp_path / "streamlit.log", "wb")  # closed in the finally below
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
-         "--server.headless", "true", "--server.port", str(port),
-         "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app" / "main.py"),
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.fileWatcherType",
+            "none",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, process, timeout=60)

@@ -12,8 +12,7 @@ from evalvalidity.io.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 CRANFIELD = ROOT / "data" / "cranfield"
-UPLOADS = ["qrels.txt", "run_dense.trec", "run_noise.trec", "run_hybrid_noise.trec",
-           "chunks.tsv"]
+UPLOADS = ["qrels.txt", "run_dense.trec", "run_noise.trec", "run_hybrid_noise.trec", "chunks.tsv"]
 SLOW = 90_000  # ms: a check of Cranfield takes a few seconds on a busy machine
 
 pytestmark = pytest.mark.browser
@@ -41,13 +40,15 @@ def _settled(page: Any) -> None:
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=stStatusWidget]')"
         " || !document.querySelector('[data-testid=stStatusWidget]').innerText"
-        ".includes('Running')", timeout=SLOW)
+        ".includes('Running')",
+        timeout=SLOW,
+    )
 
 
 def test_upload_cranfield_check_dense_against_noise_and_hybrid_and_download_the_report(
-        server, workspace, chromium, artifacts, tmp_path):
-    context = chromium.new_context(viewport={"width": 1400, "height": 2600},
-                                   accept_downloads=True)
+    server, workspace, chromium, artifacts, tmp_path
+):
+    context = chromium.new_context(viewport={"width": 1400, "height": 2600}, accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(SLOW)
     page.goto(server)
@@ -55,19 +56,27 @@ def test_upload_cranfield_check_dense_against_noise_and_hybrid_and_download_the_
 
     _nav(page, "Workspace")
     page.locator("[data-testid=stFileUploader] input[type=file]").set_input_files(
-        [str(CRANFIELD / name) for name in UPLOADS])
+        [str(CRANFIELD / name) for name in UPLOADS]
+    )
     page.get_by_role("button", name=f"Add all {len(UPLOADS)} files").wait_for()
     for kind, fmt in (("qrels", "trec"), ("run", "trec"), ("units", "tsv")):
         assert page.get_by_text(f"Detected {kind} in {fmt} format").count() >= 1
     page.screenshot(path=artifacts / "1-uploads-previewed.png")
     page.get_by_role("button", name=f"Add all {len(UPLOADS)} files").click()
-    page.get_by_text(re.compile(r"^Added (qrels|run_dense|run_noise|run_hybrid_noise|chunks)"
-                                r"(, (qrels|run_dense|run_noise|run_hybrid_noise|chunks)){4}\.$")
-                     ).wait_for()
+    page.get_by_text(
+        re.compile(
+            r"^Added (qrels|run_dense|run_noise|run_hybrid_noise|chunks)"
+            r"(, (qrels|run_dense|run_noise|run_hybrid_noise|chunks)){4}\.$"
+        )
+    ).wait_for()
     stored = {d.name: (d.kind, d.owner) for d in Workspace(workspace).list(all_owners=True)}
     assert {name: kind for name, (kind, _) in stored.items()} == {
-        "qrels": "qrels", "run_dense": "run", "run_noise": "run", "run_hybrid_noise": "run",
-        "chunks": "units"}
+        "qrels": "qrels",
+        "run_dense": "run",
+        "run_noise": "run",
+        "run_hybrid_noise": "run",
+        "chunks": "units",
+    }
     assert all(owner is not None for _, owner in stored.values())  # private to the session
     page.get_by_text("private to this session").first.wait_for()
     page.screenshot(path=artifacts / "2-workspace.png")
@@ -75,7 +84,8 @@ def test_upload_cranfield_check_dense_against_noise_and_hybrid_and_download_the_
     _nav(page, "Health")
     _choose(page, "Model run", "run_dense")
     page.get_by_test_id("stRadio").filter(has_text="Pool declared as").get_by_text(
-        "a units map (chunks deduplicated to documents)").click()
+        "a units map (chunks deduplicated to documents)"
+    ).click()
     _settled(page)
     _choose(page, "Pool dataset", "chunks")
     _choose(page, "Noise run (Check 2)", "run_noise")
@@ -84,8 +94,8 @@ def test_upload_cranfield_check_dense_against_noise_and_hybrid_and_download_the_
     page.locator("[data-testid=stVegaLiteChart]").first.wait_for()
     # The charts arrive one by one while the page renders: wait for them all.
     page.wait_for_function(
-        "() => document.querySelectorAll('[data-testid=stVegaLiteChart]').length >= 5",
-        timeout=SLOW)
+        "() => document.querySelectorAll('[data-testid=stVegaLiteChart]').length >= 5", timeout=SLOW
+    )
     assert page.get_by_text("something other than the vectors carries the score").count() == 0
     page.wait_for_timeout(1000)  # let Vega draw
     page.screenshot(path=artifacts / "3-health-dense-vs-noise.png")

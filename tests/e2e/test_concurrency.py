@@ -41,7 +41,8 @@ def _poll_health(url: str, stop: threading.Event, latencies: list[float]) -> Non
 
 
 def test_eight_sessions_upload_and_check_at_once_and_see_only_their_own_data(
-        server, workspace, chromium, artifacts, tmp_path):
+    server, workspace, chromium, artifacts, tmp_path
+):
     files = []
     for i in range(SESSIONS):
         qrels = tmp_path / f"s{i}-qrels.txt"
@@ -69,12 +70,14 @@ def test_eight_sessions_upload_and_check_at_once_and_see_only_their_own_data(
             _nav(page, "Workspace")
         for page, (qrels, model) in zip(pages, files, strict=True):
             page.locator("[data-testid=stFileUploader] input[type=file]").set_input_files(
-                [str(qrels), str(model)])
+                [str(qrels), str(model)]
+            )
         for page in pages:
             page.get_by_role("button", name="Add all 2 files").click()
         for i, page in enumerate(pages):
-            page.get_by_text(re.compile(rf"^Added s{i}-(qrels|model), s{i}-(qrels|model)\.$")
-                             ).wait_for()
+            page.get_by_text(
+                re.compile(rf"^Added s{i}-(qrels|model), s{i}-(qrels|model)\.$")
+            ).wait_for()
         for page in pages:
             _nav(page, "Health")
         for i, page in enumerate(pages):

@@ -119,8 +119,7 @@ def exact_ndcg(
     ideal_grades = sorted(judged_gains, reverse=True)
     if k is not None:
         ideal_grades = ideal_grades[:k]
-    ideal = sum((gain(x) * _discount(i) for i, x in enumerate(ideal_grades, start=1)),
-                Decimal(0))
+    ideal = sum((gain(x) * _discount(i) for i, x in enumerate(ideal_grades, start=1)), Decimal(0))
     nn = Decimal(n)
     mean = Decimal(s1) / nn * d1
     pair = Decimal(s1 * s1 - s2) / (nn * (nn - 1)) if n > 1 else Decimal(0)
@@ -142,9 +141,26 @@ def text(value: Decimal | Fraction) -> str:
 
 
 BINARY_SHAPES = [
-    (1, 1), (2, 1), (5, 2), (7, 7), (8, 1), (8, 3), (8, 5), (8, 6), (20, 4), (50, 10),
-    (60, 50), (100, 99), (218, 1), (218, 3), (1000, 5), (1051, 49), (10_000, 3),
-    (100_000, 20), (10_000_000, 1), (10_000_000, 50),
+    (1, 1),
+    (2, 1),
+    (5, 2),
+    (7, 7),
+    (8, 1),
+    (8, 3),
+    (8, 5),
+    (8, 6),
+    (20, 4),
+    (50, 10),
+    (60, 50),
+    (100, 99),
+    (218, 1),
+    (218, 3),
+    (1000, 5),
+    (1051, 49),
+    (10_000, 3),
+    (100_000, 20),
+    (10_000_000, 1),
+    (10_000_000, 50),
 ]
 CUTOFFS = [1, 10, 1000, None]
 
@@ -179,8 +195,19 @@ def binary_cases() -> list[dict[str, object]]:
                         mean, var = exact_count(n, g, min(r, n) if family == "rprec" else depth)
                         divisor = k if family == "p" and k is not None else r
                         expected, variance = mean / divisor, var / divisor**2
-                    cases.append(_case(metric, n, g, r, None, None, text(expected),
-                                       text(variance), ceiling(metric, n, [1] * g, [1] * r)))
+                    cases.append(
+                        _case(
+                            metric,
+                            n,
+                            g,
+                            r,
+                            None,
+                            None,
+                            text(expected),
+                            text(variance),
+                            ceiling(metric, n, [1] * g, [1] * r),
+                        )
+                    )
     return cases
 
 
@@ -208,15 +235,33 @@ def ndcg_cases() -> list[dict[str, object]]:
                     continue
                 metric = family if k is None else f"{family}@{k}"
                 expected, variance = exact_ndcg(n, gains, judged_gains, k, family == "ndcg_exp")
-                cases.append(_case(metric, n, len(gains), len(judged_gains), gains, judged_gains,
-                                   text(expected), text(variance),
-                                   ceiling(metric, n, gains, judged_gains)))
+                cases.append(
+                    _case(
+                        metric,
+                        n,
+                        len(gains),
+                        len(judged_gains),
+                        gains,
+                        judged_gains,
+                        text(expected),
+                        text(variance),
+                        ceiling(metric, n, gains, judged_gains),
+                    )
+                )
     return cases
 
 
-def _case(metric: str, n: int, g: int, r: int, gains: list[int] | None,
-          judged_gains: list[int] | None, expected: str, variance: str,
-          best: float) -> dict[str, object]:
+def _case(
+    metric: str,
+    n: int,
+    g: int,
+    r: int,
+    gains: list[int] | None,
+    judged_gains: list[int] | None,
+    expected: str,
+    variance: str,
+    best: float,
+) -> dict[str, object]:
     return {
         "metric": metric,
         "pool_size": n,

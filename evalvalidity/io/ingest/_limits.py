@@ -82,9 +82,7 @@ class Limits:
                 "The 'max_compression_ratio' parameter of Limits must be a number >= 1 or None."
                 f" Got {ratio!r} instead."
             )
-        if not isinstance(self.memory_limit, str) or not _MEMORY_LIMIT.fullmatch(
-            self.memory_limit
-        ):
+        if not isinstance(self.memory_limit, str) or not _MEMORY_LIMIT.fullmatch(self.memory_limit):
             raise ParameterError(
                 "The 'memory_limit' parameter of Limits must be a size such as '2GB' or "
                 f"'500MiB'. Got {self.memory_limit!r} instead."

@@ -45,9 +45,7 @@ def _is_nested(arrow_type: pa.DataType) -> bool:
     return bool(pa.types.is_nested(arrow_type))
 
 
-def _parquet_column(
-    source: Source, batch: pa.RecordBatch, key: str, typed: str | None
-) -> pa.Array:
+def _parquet_column(source: Source, batch: pa.RecordBatch, key: str, typed: str | None) -> pa.Array:
     """The column ``key`` as DuckDB's checks take it: numbers as they are, the rest as text."""
     column = batch.column(key)
     try:

@@ -88,9 +88,7 @@ class Source:
             )
         self.name = display_name if display_name is not None else name
         try:
-            self.size = (
-                self.path.stat().st_size if self.path is not None else len(self.data or b"")
-            )
+            self.size = self.path.stat().st_size if self.path is not None else len(self.data or b"")
             magic = self._raw_head(4)
         except OSError as exc:
             raise ParameterError(f"Cannot read the file {self.name!r}: {exc.strerror}.") from exc
@@ -102,8 +100,7 @@ class Source:
             raise FileFormatError(
                 self.name,
                 None,
-                f"the file is {size}; the limit is {human_bytes(max_file)}"
-                " (Limits.max_file_bytes)",
+                f"the file is {size}; the limit is {human_bytes(max_file)} (Limits.max_file_bytes)",
             )
         max_text = self.limits.max_text_bytes
         if self.compression is None and max_text is not None and self.size > max_text:

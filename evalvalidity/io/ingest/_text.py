@@ -189,15 +189,9 @@ def read_fast(
                     if spec is None or spec.type == "id":
                         if not whitespace:
                             column = pc.utf8_trim(column, characters=" \t")
-                        if (
-                            batch.num_rows
-                            and (
-                                pc.any(pc.equal(pc.binary_length(column), 0)).as_py()
-                                or (
-                                    whitespace
-                                    and pc.any(pc.match_substring(column, other)).as_py()
-                                )
-                            )
+                        if batch.num_rows and (
+                            pc.any(pc.equal(pc.binary_length(column), 0)).as_py()
+                            or (whitespace and pc.any(pc.match_substring(column, other)).as_py())
                         ):
                             raise _Abort
                     elif spec.type == "float":
