@@ -4,7 +4,7 @@ Generates (once, deterministically) a 7,000,000-line run (6,980 queries x ~1,003
 and its qrels (1-3 relevant documents per query, plus a non-relevant judgement or two) under
 bench/out/, then runs every tool in its own subprocess, ``--repeats`` times:
 
-- ``evalvalidity (duckdb read)``: DuckDB ``read_csv`` (explicit columns, as STACK.md says) into
+- ``evalvalidity (duckdb read)``: DuckDB ``read_csv`` (explicit columns, nothing sniffed) into
   the canonical Arrow tables, then :func:`evalvalidity.io.scoring.score_run`;
 - ``evalvalidity (ingest)``: :func:`evalvalidity.io.ingest.read_run` / ``read_qrels`` (the
   validating readers), then ``score_run`` -- when the ingest package is present;

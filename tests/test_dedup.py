@@ -1,9 +1,9 @@
 """Tests of evalvalidity.core.dedup: floors when random chunk scores are deduplicated to documents.
 
-The exact floors are checked four ways: against the chunk-free formulas of MATH.md §1 when every
+The exact floors are checked four ways: against the chunk-free formulas of docs/math.md, Floors, when every
 document has one chunk; against every order of the chunks of tiny corpora (exact fractions);
 against a brute-force simulation that ranks actual chunk scores and keeps each document's first
-occurrence; and against the identities of MATH.md §2 (Plackett–Luce first position, H_k/F for
+occurrence; and against the identities of docs/math.md, Floors under deduplication (Plackett–Luce first position, H_k/F for
 gold drawn uniformly among documents, the figures of the 1,052-chunk / 218-file write-up).
 """
 
@@ -39,7 +39,7 @@ def harmonic(n: int, power: int = 1) -> float:
 
 
 def plain_floor(n: int, g: int, k: int) -> tuple[float, float, float]:
-    """E[RR@k], E[RR@k^2], E[Hit@k] of G gold among N in a uniform order (MATH.md §1)."""
+    """E[RR@k], E[RR@k^2], E[Hit@k] of G gold among N in a uniform order (docs/math.md, Floors)."""
     first = second = 0.0
     survive = 1.0
     for r in range(1, min(k, n - g + 1) + 1):
@@ -239,7 +239,7 @@ def test_uniform_gold_averages_to_h_k_over_f() -> None:
 
 
 def test_size_biased_gold_and_the_units_bug() -> None:
-    # MATH.md §2: multinomial chunk counts, gold drawn in proportion to chunks (queries written
+    # docs/math.md, Floors under deduplication: multinomial chunk counts, gold drawn in proportion to chunks (queries written
     # from sampled chunks): inferred N ≈ 185 of 218 files, 5.7 × the chunk-level analytic.
     counts = 1 + np.random.default_rng(0).multinomial(1052 - 218, np.full(218, 1 / 218))
     size_biased = [[d] for d in np.repeat(np.arange(218), counts)]

@@ -139,7 +139,7 @@ def check_monotone_in_gold(floor_fn: FloorFunction, metric: str, n: int, judged:
 
 
 def check_reference_values(floor_fn: FloorFunction) -> None:
-    """MATH.md §1 (k = 10) for the pool of 8."""
+    """docs/math.md, Floors (k = 10) for the pool of 8."""
     pool8 = [1] + [0] * 7
     assert floor_fn("rr@10", pool8, [1])[0] == pytest.approx(0.3397, abs=5e-5)
     assert floor_fn("hit@10", pool8, [1])[0] == 1.0

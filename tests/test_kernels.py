@@ -272,7 +272,7 @@ def test_evaluate_tied_with_singleton_groups_equals_evaluate() -> None:
 
 
 def exact_rr_whole_list(n: int, m: int, k: int | None = None) -> Fraction:
-    """E[RR@k] when m relevant items are shuffled uniformly among n (MATH.md §1)."""
+    """E[RR@k] when m relevant items are shuffled uniformly among n (docs/math.md, Floors)."""
     last = n - m + 1 if k is None else min(k, n - m + 1)
     return sum(
         (Fraction(math.comb(n - j, m - 1), math.comb(n, m)) / j for j in range(1, last + 1)),

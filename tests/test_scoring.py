@@ -445,7 +445,7 @@ def test_constant_score_run_trec_order_and_average_noise_floor(path: str) -> Non
     for metric in ALL_METRICS:
         want, _ = brute_floor(metric, [2, 1] + [0] * (n - 2), [2, 1])
         assert fair.means[metric.name] == pytest.approx(want, rel=1e-12, abs=1e-15), metric.name
-    # and the closed forms of MATH.md for G = 2, N = 6
+    # and the closed forms of docs/math.md, Floors, for G = 2, N = 6
     assert fair.means["rr"] == pytest.approx(
         sum(math.comb(n - j, 1) / math.comb(n, 2) / j for j in range(1, n)), rel=1e-13
     )

@@ -34,7 +34,7 @@ def random_rr_at_10(pool_sizes: np.ndarray, rng: np.random.Generator) -> np.ndar
 
 
 def rr_floor(pool_sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact E and Var of RR@10 for G = 1 (MATH.md §1), computed from the rank distribution."""
+    """Exact E and Var of RR@10 for G = 1 (docs/math.md, Floors), computed from the rank distribution."""
     expected = np.empty(pool_sizes.size)
     variance = np.empty(pool_sizes.size)
     for i, n in enumerate(pool_sizes):

@@ -825,7 +825,7 @@ def z_against_floor(
               p = 2\,\Phi(-|z|).
 
     The normal approximation needs enough queries × seeds: the floor of RR is very skewed
-    (MATH.md §3).
+    (docs/math.md, Check 1).
 
     Parameters
     ----------

@@ -47,7 +47,7 @@ orders of *documents* sharing a best score, each order equally likely. This is t
 value of the deduplicated document ranking. It is deliberately not the expectation over
 random orders of tied *chunks* followed by deduplication: that would make a document with
 more chunks at the tied score more likely to come first (a Plackett–Luce order weighted by
-chunk counts, see MATH.md §2), which has no closed form per group and would give a document
+chunk counts, see docs/math.md, Floors under deduplication), which has no closed form per group and would give a document
 credit for being split into more chunks.
 """
 
