@@ -49,6 +49,7 @@ import numpy as np
 import scipy.special as sc
 from numpy.typing import ArrayLike
 
+from evalvalidity.core._validate import _brief, _show
 from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import EvalValidityWarning, ParameterError
 
@@ -139,19 +140,6 @@ class InferredPoolSize:
 # --------------------------------------------------------------------------------------------
 # Validation
 # --------------------------------------------------------------------------------------------
-
-
-def _show(value: Any) -> str:
-    """Render one offending value the way a user typed it (``2.5``, ``nan``, ``'a'``)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value)
-
-
-def _brief(value: Any) -> str:
-    """``repr(value)``, cut to 80 characters: a message never quotes a million values."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:76].rstrip() + " ..."
 
 
 def _counts(value: Any, name: str, func: str, minimum: int) -> tuple[np.ndarray, bool]:

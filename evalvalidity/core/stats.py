@@ -761,29 +761,29 @@ def z_against_floor(
     expected: Any,
     variance_per_query: Any,
     *,
-    n_seeds: int = 1,
+    n_draws: int = 1,
 ) -> FloorZ:
     r"""How many standard errors a measured mean lies from an exact floor.
 
-    The measured mean averages one score per query and seed for n queries and s seeds, each
+    The measured mean averages one score per query and draw for n queries and s draws (random rankings), each
     score an independent draw from the query's floor distribution (expectation :math:`E_q`,
     variance :math:`V_q`) under the null hypothesis that the run ranks at random:
 
     .. math:: z = \frac{m - \bar E}{\sqrt{\sum_q V_q} / (n \sqrt{s})}, \qquad
               p = 2\,\Phi(-|z|).
 
-    The normal approximation needs enough queries × seeds: the floor of RR is very skewed
-    (MATH.md §3).
+    The normal approximation needs enough queries × draws: the floor of RR is very skewed
+    (see docs/math.md, Check 1).
 
     Parameters
     ----------
     measured_mean : float
-        The mean score of the run (over queries and seeds).
+        The mean score of the run (over queries and draws).
     expected : float or array_like of float, shape (n,)
         Exact expectation per query (``Floor.expected``), or their common value.
     variance_per_query : array_like of float, shape (n,)
         Exact variance per query (``Floor.variance``); it fixes n.
-    n_seeds : int, default 1
+    n_draws : int, default 1
         Independent random rankings scored per query.
 
     Returns
@@ -802,7 +802,7 @@ def z_against_floor(
 
     Examples
     --------
-    Four queries with floor 0.25 and variance 0.04 each, one seed: se = sqrt(0.16) / 4 = 0.1.
+    Four queries with floor 0.25 and variance 0.04 each, one draw: se = sqrt(0.16) / 4 = 0.1.
 
     >>> result = z_against_floor(0.45, 0.25, [0.04, 0.04, 0.04, 0.04])
     >>> round(result.standard_error, 12), round(result.z, 12), round(result.p_value, 4)
@@ -821,10 +821,10 @@ def z_against_floor(
             f"Got {_shown(float(variance.min()))} instead."
         )
     expectation = _per_query(expected, variance.size, "expected", func)
-    n_seeds = _int_at_least(n_seeds, 1, "n_seeds", func)
+    n_draws = _int_at_least(n_draws, 1, "n_draws", func)
     measured = float(measured_mean)
     expected_mean = float(expectation.mean())
-    standard_error = math.sqrt(float(variance.sum())) / (variance.size * math.sqrt(n_seeds))
+    standard_error = math.sqrt(float(variance.sum())) / (variance.size * math.sqrt(n_draws))
     difference = measured - expected_mean
     if standard_error == 0.0:
         warnings.warn(
