@@ -205,7 +205,7 @@ def _check_metric(metric: object, caller: str, *, exact: bool) -> Metric:
             f"The 'metric' parameter of {caller} must be a Metric or its spelling."
             f" Got {type(metric).__name__} instead."
         )
-    if exact and parsed.family not in ("rr", "hit"):
+    if exact and not parsed.spec.exact_under_dedup:
         raise ParameterError(
             f"The 'metric' parameter of {caller} must be rr, rr@k or hit@k, the metrics with an"
             f" exact floor under deduplication (dedup_floor_mc estimates the others)."

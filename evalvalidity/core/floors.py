@@ -50,7 +50,7 @@ import scipy.special as sc
 from numpy.typing import ArrayLike
 
 from evalvalidity.core._validate import _brief, _show
-from evalvalidity.core.metrics import Metric, parse_metric
+from evalvalidity.core.metrics import FAMILY_SPECS, Metric, parse_metric
 from evalvalidity.errors import EvalValidityWarning, ParameterError
 
 __all__ = [
@@ -62,8 +62,9 @@ __all__ = [
     "noise_floor",
 ]
 
-#: Families whose floor depends only on (N, G, R, k), so the pool size can be inferred.
-INVERTIBLE_FAMILIES: tuple[str, ...] = ("rr", "hit", "p", "r", "rprec", "ap")
+#: Families whose floor depends only on (N, G, R, k), so the pool size can be inferred
+#: (``FamilySpec.invertible`` in the metric registry).
+INVERTIBLE_FAMILIES: tuple[str, ...] = tuple(f for f, s in FAMILY_SPECS.items() if s.invertible)
 
 # Harmonic numbers and discount sums up to this index come from tables built with compensated
 # summation; beyond it from digamma, an asymptotic series, or Euler–Maclaurin with quadrature,
@@ -908,7 +909,7 @@ def noise_floor(
     }
     if judged is not None:
         args["judged"] = _counts(judged, "judged", func, 0)
-    graded = metric.family in ("ndcg", "ndcg_exp")
+    graded = metric.spec.graded
     pool_grades = judged_grades = None
     if not graded:
         for name, value in (("gains", gains), ("judged_gains", judged_gains)):
@@ -1041,7 +1042,7 @@ def _ndcg_floor(
         sorted_pool, sorted_judged = _sorted_grades(pool_grades, judged_grades)
         if judged_grades is not pool_grades:
             _check_sub_multiset(sorted_pool, sorted_judged, func)
-        exponential = metric.family == "ndcg_exp"
+        exponential = metric.spec.gain == "exponential"
         if (
             exponential
             and max(pool_grades.values.max(initial=0), judged_grades.values.max(initial=0)) > 100
@@ -1222,7 +1223,7 @@ def _validated_inversion_args(
     confidence: float,
 ) -> tuple[Metric, tuple[np.ndarray, bool], tuple[np.ndarray, bool] | None, float]:
     metric = parse_metric(metric)
-    if metric.family not in INVERTIBLE_FAMILIES:
+    if not metric.spec.invertible:
         raise ParameterError(
             f"{func} does not support {metric.name}: an nDCG floor depends on the grades of the"
             " gold items, not only on how many there are. Use a binary metric (rr, hit, p, r,"

@@ -53,6 +53,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Literal
 
 from evalvalidity.errors import ParameterError
 
@@ -105,6 +106,11 @@ class FamilySpec:
         The same definition in LaTeX, for the documentation and the dashboard.
     note : str
         Where the family differs from a namesake elsewhere ("" when it does not).
+    gain : {"binary", "linear", "exponential"}
+        What an item found contributes: 1 when relevant, its grade, or 2^grade - 1.
+    few_values : bool
+        True when a query's value takes few distinct values set by the cutoff (1/i, 0 or 1,
+        j/k, j/R), so a histogram of them is a bar chart.
 
     Examples
     --------
@@ -128,6 +134,8 @@ class FamilySpec:
     formula: str
     math: str
     note: str = ""
+    gain: Literal["binary", "linear", "exponential"] = "binary"
+    few_values: bool = False
 
     @property
     def graded(self) -> bool:
@@ -137,6 +145,7 @@ class FamilySpec:
 
 _SPECS: tuple[FamilySpec, ...] = (
     FamilySpec(
+        few_values=True,
         name="rr",
         title="Reciprocal rank",
         needs_k=False,
@@ -154,6 +163,7 @@ _SPECS: tuple[FamilySpec, ...] = (
         note="trec_eval has no cutoff form of recip_rank; ir_measures has RR@k.",
     ),
     FamilySpec(
+        few_values=True,
         name="hit",
         title="Success (hit rate)",
         needs_k=True,
@@ -170,6 +180,7 @@ _SPECS: tuple[FamilySpec, ...] = (
         math=r"\mathrm{Hit@}k = \mathbb{1}\left[\sum_{i=1}^{k} \mathrm{rel}_i > 0\right]",
     ),
     FamilySpec(
+        few_values=True,
         name="p",
         title="Precision",
         needs_k=True,
@@ -186,6 +197,7 @@ _SPECS: tuple[FamilySpec, ...] = (
         math=r"\mathrm{P@}k = \frac{1}{k} \sum_{i=1}^{k} \mathrm{rel}_i",
     ),
     FamilySpec(
+        few_values=True,
         name="r",
         title="Recall",
         needs_k=True,
@@ -235,6 +247,7 @@ _SPECS: tuple[FamilySpec, ...] = (
         note="Divided by R (trec_eval's map_cut_k), not by min(k, R).",
     ),
     FamilySpec(
+        gain="linear",
         name="ndcg",
         title="nDCG",
         needs_k=False,
@@ -254,6 +267,7 @@ _SPECS: tuple[FamilySpec, ...] = (
         ),
     ),
     FamilySpec(
+        gain="exponential",
         name="ndcg_exp",
         title="nDCG (exponential gains)",
         needs_k=False,
