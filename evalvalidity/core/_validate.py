@@ -23,11 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from evalvalidity.core.types import Progress
 from evalvalidity.errors import ParameterError
 
 __all__ = [
-    "Progress",
     "_brief",
     "_finite_matrix",
     "_finite_values",
