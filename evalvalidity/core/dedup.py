@@ -4,11 +4,11 @@ Many harnesses score chunks, then keep each document at the position of its firs
 Under a random scorer every chunk gets an independent uniform score, so a document with ``c``
 chunks scores the maximum of ``c`` uniforms, with distribution function :math:`x^c`: documents
 with more chunks rank higher, and the document order is a Plackett–Luce order with weights
-``c`` (an exponential race, MATH.md §2). The floor of a query is then *not* the chunk-free
-:math:`H_k/F`: it depends on how many chunks its gold documents hold (and on how the other
+``c`` (an exponential race; see docs/math.md, Floors under deduplication). The floor of a
+query is then *not* the chunk-free :math:`H_k/F`: it depends on how many chunks its gold documents hold (and on how the other
 documents' chunks are spread). Among 1,052 chunks in 218 files, a one-chunk gold file can have
-an RR@10 floor near :math:`H_{10}/1026` and a 40-chunk one near :math:`H_{10}/28` (MATH.md §2),
-while over gold files drawn uniformly the mean floor is exactly :math:`H_{10}/218`.
+an RR@10 floor near :math:`H_{10}/1026` and a 40-chunk one near :math:`H_{10}/28`
+(docs/math.md, Floors under deduplication), while over gold files drawn uniformly the mean floor is exactly :math:`H_{10}/218`.
 
 ==================================  ==========================================================
 :func:`dedup_floor`                 exact E and Var of rr, rr@k and hit@k, per query
@@ -28,8 +28,8 @@ Binomial(``m``, :math:`1 - e^{-v c / C_G}`), and the binomial probabilities of `
 convolved, truncated at ``k`` terms, so a million documents with a few hundred distinct chunk
 counts cost a few hundred convolutions per node (O(nodes · D · k²) in all, D distinct chunk
 counts). The outer integral is a composite Gauss–Legendre rule on geometric panels in
-:math:`v` (:math:`v = -\log u` with :math:`u = x^{C_G}` MATH.md's variable: panels fine near
-:math:`u = 1` resolve pools of a million, where plain Gauss–Legendre on :math:`u` puts almost
+:math:`v` (:math:`v = -\log u`, with :math:`u = x^{C_G}` the variable of docs/math.md,
+Floors under deduplication: panels fine near :math:`u = 1` resolve pools of a million, where plain Gauss–Legendre on :math:`u` puts almost
 no node in the region that matters), cut where the rest of the integral is provably below
 :math:`10^{-17}` of the value. Results agree with a rule of 40 nodes per panel to 1e-12 or
 better (the tests check it). Without a cutoff the whole distribution of ``B`` is needed; then
@@ -696,8 +696,8 @@ def infer_pool_size_under_dedup(
     Notes
     -----
     The inversion solves :math:`E_{\text{uniform}}[M \mid N, G] = E_{\text{dedup}}[M]` for
-    real :math:`N` on MATH.md §1's exact formula (:func:`evalvalidity.core.floors.infer_pool_size`,
-    monotone in :math:`N`). With every chunk count 1 it returns the pool size; for one gold
+    real :math:`N` on the exact formula (see docs/math.md, Floors;
+    :func:`evalvalidity.core.floors.infer_pool_size`, monotone in :math:`N`). With every chunk count 1 it returns the pool size; for one gold
     document and RR@k, :math:`N^* = H_k / E_{\text{dedup}}[RR@k]` when :math:`N^* \ge k`.
 
     Examples

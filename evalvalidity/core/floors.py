@@ -27,7 +27,7 @@ Every family has a closed form or an exact short sum; nothing is sampled:
 noise score to the pool size whose exact floor equals it, by root-finding on the exact formula
 (never the G·H_k/N approximation, which is exact only for G = 1).
 
-The mathematics and its sources are in MATH.md (§1, §5); every formula here is checked against
+The mathematics and its sources are in docs/math.md (Floors, Inversion); every formula is checked against
 the enumeration of every permutation for N <= 7, Monte Carlo for larger N, and a table of
 exact values computed in rational and 60-digit decimal arithmetic (``tests/reference``).
 
