@@ -19,12 +19,16 @@ from evalvalidity.errors import EvalValidityWarning
 
 @dataclass(frozen=True)
 class Arithmetic:
-    """A floor written out: the formula, the same with the query's numbers, and notes."""
+    """A floor written out: the formula, the same with the query's numbers, and notes.
+
+    ``definition`` is the metric's own per-query formula (LaTeX), from the metric registry.
+    """
 
     formula: str  # LaTeX
     numbers: str  # LaTeX
     value: float
     notes: tuple[str, ...]
+    definition: str = ""  # LaTeX
 
 
 def _harmonic(n: int) -> float:
@@ -49,6 +53,8 @@ def floor_arithmetic(
         warnings.simplefilter("ignore", EvalValidityWarning)
         plain = float(noise_floor(metric, n, g, judged=r).expected[0]) if g <= n else math.nan
     family = metric.family
+    spec = metric.spec
+    notes.insert(0, f"{spec.title}: {spec.formula}." + (f" {spec.note}" if spec.note else ""))
     if g == 0:
         formula, numbers = r"E = 0", r"\text{no gold item in the pool}"
     elif family == "rr":
@@ -112,7 +118,8 @@ def floor_arithmetic(
             f"The check's floor is {floor:.6g} (graded gains or judged items outside "
             "the pool change it)."
         )
-    return Arithmetic(formula, numbers, floor if floor_method != "exact" else plain, tuple(notes))
+    value = floor if floor_method != "exact" else plain
+    return Arithmetic(formula, numbers, value, tuple(notes), spec.math)
 
 
 def size(n_bytes: int) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evalvalidity.core.dedup import dedup_floor, dedup_floor_mc, inferred_pool_size_under_dedup
+from evalvalidity.core.dedup import dedup_floor, dedup_floor_mc, infer_pool_size_under_dedup
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "cranfield"
 SEED = 20240611
@@ -82,7 +82,7 @@ def main() -> None:
         return lambda: float(dedup_floor(metric, counts, gold).expected.mean())
 
     def mean_mc(metric: str, counts: np.ndarray, gold: list[np.ndarray]) -> Callable[[], float]:
-        return lambda: dedup_floor_mc(metric, counts, gold, n_samples=10_000, rng=SEED).mean
+        return lambda: dedup_floor_mc(metric, counts, gold, n_draws=10_000, rng=SEED).mean
 
     cases: list[tuple[str, int, int, int, Callable[[], float]]] = []
     for name, counts in (("lognormal", lognormal), ("1+Poisson(3)", poisson)):
@@ -111,7 +111,7 @@ def main() -> None:
             "Cranfield inferred N (rr@10)",
             *cran,
             lambda: float(
-                inferred_pool_size_under_dedup(
+                infer_pool_size_under_dedup(
                     cran_counts, cran_gold, metric="rr@10"
                 ).benchmark.estimate[0]
             ),

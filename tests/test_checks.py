@@ -336,7 +336,8 @@ def test_thresholds_drive_the_verdict(writeup):
 
 
 def test_live_noise_test_files_check2_under_live():
-    from evalvalidity.analysis.live import HashingEmbedder, noise_test
+    from evalvalidity.analysis.live import noise_test
+    from evalvalidity.core.embed import HashingEmbedder
 
     rng = np.random.default_rng(5)
     words = [f"w{i}" for i in range(400)]

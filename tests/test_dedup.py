@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 from evalvalidity.core.dedup import (
     DedupMonteCarlo,
-    DedupPoolSize,
+    InferredPoolSizeUnderDedup,
     _exact_moments,
     dedup_floor,
     dedup_floor_mc,
-    inferred_pool_size_under_dedup,
+    infer_pool_size_under_dedup,
 )
 from evalvalidity.core.floors import Floor
 from evalvalidity.core.metrics import Metric
@@ -214,7 +214,7 @@ def test_more_chunks_rank_higher_than_the_chunk_free_floor_says() -> None:
 def test_write_up_figures_1052_chunks_in_218_files() -> None:
     counts = zipf_corpus()
     assert (len(counts), counts.sum(), counts[0], counts[1]) == (218, 1052, 1, 40)
-    inferred = inferred_pool_size_under_dedup(counts, [[0], [1]], metric="mrr@10")
+    inferred = infer_pool_size_under_dedup(counts, [[0], [1]], metric="mrr@10")
     floor = inferred.floor.expected
     assert round(float(floor[0]), 5) == 0.00286
     assert round(float(floor[1]), 3) == 0.104
@@ -243,7 +243,7 @@ def test_size_biased_gold_and_the_units_bug() -> None:
     # from sampled chunks): inferred N ≈ 185 of 218 files, 5.7 × the chunk-level analytic.
     counts = 1 + np.random.default_rng(0).multinomial(1052 - 218, np.full(218, 1 / 218))
     size_biased = [[d] for d in np.repeat(np.arange(218), counts)]
-    inferred = inferred_pool_size_under_dedup(counts, size_biased, metric="rr@10")
+    inferred = infer_pool_size_under_dedup(counts, size_biased, metric="rr@10")
     mean_floor = inferred.floor.expected.mean()
     assert round(float(inferred.benchmark.estimate[0])) == 185
     assert round(mean_floor / (harmonic(10) / 1052), 1) == 5.7
@@ -257,12 +257,10 @@ def test_inferred_pool_size_is_the_pool_without_chunks() -> None:
         for metric in ("rr@10", "rr", "hit@3"):
             if metric == "hit@3" and n < 3 + 3:
                 continue  # Hit@3 is 1 whenever the pool fits: the size is not identified
-            inferred = inferred_pool_size_under_dedup(
-                np.ones(n, dtype=np.int64), gold, metric=metric
-            )
+            inferred = infer_pool_size_under_dedup(np.ones(n, dtype=np.int64), gold, metric=metric)
             np.testing.assert_allclose(inferred.per_query.estimate, n, rtol=1e-9)
             np.testing.assert_allclose(inferred.benchmark.estimate, n, rtol=1e-9)
-    assert isinstance(inferred, DedupPoolSize)
+    assert isinstance(inferred, InferredPoolSizeUnderDedup)
     assert inferred.per_query.metric == Metric("hit", 3)
     assert (inferred.documents, inferred.chunks) == (1052, 1052)
 
@@ -270,9 +268,9 @@ def test_inferred_pool_size_is_the_pool_without_chunks() -> None:
 def test_inferred_pool_size_skips_queries_without_gold() -> None:
     counts = [2, 1, 3, 1, 1, 4, 2, 5, 1, 1, 1, 2]
     with pytest.warns(EvalValidityWarning, match="1 of 3 queries have no gold"):
-        inferred = inferred_pool_size_under_dedup(counts, [[0], [], [1, 2]])
+        inferred = infer_pool_size_under_dedup(counts, [[0], [], [1, 2]])
     assert np.isnan(inferred.per_query.estimate[1])
-    alone = inferred_pool_size_under_dedup(counts, [[0], [1, 2]])
+    alone = infer_pool_size_under_dedup(counts, [[0], [1, 2]])
     np.testing.assert_allclose(
         inferred.per_query.estimate[[0, 2]], alone.per_query.estimate, rtol=1e-12
     )
@@ -385,7 +383,7 @@ def test_monte_carlo_interval_covers_the_exact_floor(method: str) -> None:
     gold = [np.array([0]), np.array([1, 2, 3]), np.array([4, 5])]
     for spelling in ("rr@10", "hit@10"):
         exact = dedup_floor(spelling, counts, gold)
-        mc = dedup_floor_mc(spelling, counts, gold, n_samples=20_000, rng=rng, method=method)
+        mc = dedup_floor_mc(spelling, counts, gold, n_draws=20_000, rng=rng, method=method)
         low, high = mc.interval(0.99994)  # ± 4 standard errors
         assert np.all((low <= exact.expected) & (exact.expected <= high)), spelling
         # RR's variance rests on rare early positions: a loose check only.
@@ -393,7 +391,7 @@ def test_monte_carlo_interval_covers_the_exact_floor(method: str) -> None:
         np.testing.assert_allclose(mc.std_error, np.sqrt(mc.floor.variance / 20_000))
         mean_low, mean_high = mc.mean_interval(0.99994)
         assert mean_low <= exact.expected.mean() <= mean_high
-        assert mc.n_samples == 20_000
+        assert mc.n_draws == 20_000
 
 
 @pytest.mark.parametrize("method", ["ranking", "race"])
@@ -411,7 +409,7 @@ def test_monte_carlo_agrees_with_chunk_level_brute_force(method: str) -> None:
         brute["ap"].append((np.arange(1, len(docs) + 1) / pos).sum(axis=1) / r)
     for spelling, samples in brute.items():
         mc = dedup_floor_mc(
-            spelling, counts, gold, judged=judged, n_samples=n, rng=rng, method=method
+            spelling, counts, gold, judged=judged, n_draws=n, rng=rng, method=method
         )
         for q, sample in enumerate(samples):
             se = math.hypot(mc.std_error[q], sample.std() / math.sqrt(n))
@@ -425,7 +423,7 @@ def test_monte_carlo_methods_agree_on_graded_ndcg() -> None:
     gains = [np.array([3, 1, 2]), np.array([2])]
     runs = [
         dedup_floor_mc(
-            "ndcg@10", counts, gold, gains=gains, n_samples=20_000, rng=seed, method=method
+            "ndcg@10", counts, gold, gains=gains, n_draws=20_000, rng=seed, method=method
         )
         for seed, method in ((1, "ranking"), (2, "race"))
     ]
@@ -433,7 +431,7 @@ def test_monte_carlo_methods_agree_on_graded_ndcg() -> None:
     assert np.all(np.abs(runs[0].floor.expected - runs[1].floor.expected) < 4 * se)
     # The threshold applies to the grades: only the grade-3 document is relevant at rel>=3.
     strict = dedup_floor_mc(
-        "hit@10[rel>=3]", counts, gold[:1], gains=gains[:1], n_samples=20_000, rng=3
+        "hit@10[rel>=3]", counts, gold[:1], gains=gains[:1], n_draws=20_000, rng=3
     )
     exact = dedup_floor("hit@10", counts, [np.array([0])])
     assert abs(strict.floor.expected[0] - exact.expected[0]) < 4 * strict.std_error[0]
@@ -442,22 +440,22 @@ def test_monte_carlo_methods_agree_on_graded_ndcg() -> None:
 def test_monte_carlo_ceiling_and_reproducibility() -> None:
     counts = [2, 1, 3, 1, 1, 4, 2]
     gold = [[0, 1, 2], [3]]
-    p = dedup_floor_mc("p@5", counts, gold, n_samples=50, rng=5)
+    p = dedup_floor_mc("p@5", counts, gold, n_draws=50, rng=5)
     assert p.floor.ceiling.tolist() == [0.6, 0.2]
-    r = dedup_floor_mc("r@2", counts, gold, judged=[4, 1], n_samples=50, rng=5)
+    r = dedup_floor_mc("r@2", counts, gold, judged=[4, 1], n_draws=50, rng=5)
     assert r.floor.ceiling.tolist() == [0.5, 1.0]
-    ap = dedup_floor_mc("ap", counts, gold, judged=[4, 2], n_samples=50, rng=5)
+    ap = dedup_floor_mc("ap", counts, gold, judged=[4, 2], n_draws=50, rng=5)
     assert ap.floor.ceiling.tolist() == [0.75, 0.5]
     again = dedup_floor_mc(
-        "ap", counts, gold, judged=[4, 2], n_samples=50, rng=np.random.default_rng(5)
+        "ap", counts, gold, judged=[4, 2], n_draws=50, rng=np.random.default_rng(5)
     )
     np.testing.assert_array_equal(ap.floor.expected, again.floor.expected)
-    assert isinstance(ap, DedupMonteCarlo) and ap.n_samples == 50
+    assert isinstance(ap, DedupMonteCarlo) and ap.n_draws == 50
 
 
 def test_monte_carlo_without_gold_warns() -> None:
     with pytest.warns(EvalValidityWarning, match=r"dedup_floor_mc: 1 of 2 queries"):
-        mc = dedup_floor_mc("p@5", [1, 2, 3], [[0], []], n_samples=10, rng=0)
+        mc = dedup_floor_mc("p@5", [1, 2, 3], [[0], []], n_draws=10, rng=0)
     assert mc.floor.expected[1] == 0.0 and mc.std_error[1] == 0.0
     assert mc.floor.ceiling.tolist() == [0.2, 0.0]
 
@@ -547,8 +545,8 @@ def test_dedup_floor_error_messages(kwargs: dict[str, object], message: str) -> 
     ("kwargs", "message"),
     [
         (
-            {"n_samples": 1},
-            "The 'n_samples' parameter of dedup_floor_mc must be an int >= 2. Got 1 instead.",
+            {"n_draws": 1},
+            "The 'n_draws' parameter of dedup_floor_mc must be an int >= 2. Got 1 instead.",
         ),
         (
             {"rng": None},
@@ -599,7 +597,7 @@ def test_dedup_floor_mc_error_messages(kwargs: dict[str, object], message: str) 
         "metric": "ndcg@10",
         "chunk_counts": [1, 2, 3],
         "gold": [[0], [1, 2]],
-        "n_samples": 10,
+        "n_draws": 10,
         "rng": 0,
     }
     arguments.update(kwargs)
@@ -614,22 +612,22 @@ def test_other_error_messages() -> None:
     with pytest.raises(
         ParameterError,
         match=re.escape(
-            "The 'metric' parameter of inferred_pool_size_under_dedup must be rr, rr@k or"
+            "The 'metric' parameter of infer_pool_size_under_dedup must be rr, rr@k or"
             " hit@k, the metrics with an exact floor under deduplication (dedup_floor_mc"
             " estimates the others). Got 'ap' instead."
         ),
     ):
-        inferred_pool_size_under_dedup([1, 2], [[0]], metric="ap")
+        infer_pool_size_under_dedup([1, 2], [[0]], metric="ap")
     with pytest.raises(
         ParameterError,
         match=re.escape(
-            "The 'gold' parameter of inferred_pool_size_under_dedup must give at least one"
+            "The 'gold' parameter of infer_pool_size_under_dedup must give at least one"
             " query a gold document in the pool: a query without one scores 0 whatever the"
             " pool size. Got none instead."
         ),
     ):
-        inferred_pool_size_under_dedup([1, 2], [[], []])
-    mc = dedup_floor_mc("p@1", [1, 2], [[0]], n_samples=10, rng=0)
+        infer_pool_size_under_dedup([1, 2], [[], []])
+    mc = dedup_floor_mc("p@1", [1, 2], [[0]], n_draws=10, rng=0)
     with pytest.raises(
         ParameterError,
         match=re.escape(

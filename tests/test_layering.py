@@ -12,6 +12,7 @@ CORE = [
     "evalvalidity.core.dedup",
     "evalvalidity.core.kernels",
     "evalvalidity.core.stats",
+    "evalvalidity.core.embed",
     "evalvalidity.analysis.live",
 ]
 

@@ -1,4 +1,4 @@
-"""Tests of evalvalidity.analysis.live: the default embedder, norm-keeping noise, exact cosine top-k."""
+"""Tests of evalvalidity.core.embed and analysis.live: the default embedder, norm-keeping noise, exact cosine top-k."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evalvalidity.analysis import live
-from evalvalidity.analysis.live import (
+from evalvalidity.core import embed
+from evalvalidity.core.embed import (
     HashingEmbedder,
     Ranking,
     embed_and_rank,
@@ -119,7 +119,7 @@ def test_embedder_is_deterministic_across_processes() -> None:
     here = hashlib.sha256(HashingEmbedder(dim=64, seed=3)(texts).tobytes()).hexdigest()
     code = (
         "import hashlib\n"
-        "from evalvalidity.analysis.live import HashingEmbedder\n"
+        "from evalvalidity.core.embed import HashingEmbedder\n"
         f"v = HashingEmbedder(dim=64, seed=3)({texts!r})\n"
         "print(hashlib.sha256(v.tobytes()).hexdigest())\n"
     )
@@ -135,9 +135,10 @@ def test_embedder_is_deterministic_across_processes() -> None:
         assert result.stdout.strip() == here
 
 
-def test_live_needs_numpy_only() -> None:
+@pytest.mark.parametrize("module", ["evalvalidity.core.embed", "evalvalidity.analysis.live"])
+def test_live_needs_numpy_only(module: str) -> None:
     code = (
-        "import sys, evalvalidity.analysis.live\n"
+        f"import sys, {module}\n"
         "print(sorted(m for m in ('scipy', 'pandas', 'pyarrow', 'duckdb') if m in sys.modules))"
     )
     result = subprocess.run(
@@ -322,7 +323,7 @@ def test_topk_default_batches_split_a_large_query_set(monkeypatch: pytest.Monkey
     rng = np.random.default_rng(13)
     queries, corpus = rng.normal(size=(9, 8)), rng.normal(size=(30, 8))
     whole = exact_cosine_topk(queries, corpus, 5)
-    monkeypatch.setattr(live, "_SCORE_BLOCK", 64)  # two queries per batch
+    monkeypatch.setattr(embed, "_SCORE_BLOCK", 64)  # two queries per batch
     split = exact_cosine_topk(queries, corpus, 5)
     assert np.array_equal(whole[0], split[0])
     # BLAS may round a product differently for another batch shape.

@@ -404,13 +404,13 @@ def test_ratio_bootstrap_with_zero_denominators_is_an_input_error() -> None:
 # --------------------------------------------------------------------------------- z vs a floor
 
 
-def test_z_against_floor_hand_example_and_seeds() -> None:
+def test_z_against_floor_hand_example_and_draws() -> None:
     one = z_against_floor(0.45, [0.2, 0.3, 0.25, 0.25], [0.04, 0.04, 0.04, 0.04])
     assert one.expected_mean == pytest.approx(0.25)
     assert one.standard_error == pytest.approx(0.1)
     assert one.z == pytest.approx(2.0)
     assert one.p_value == pytest.approx(2 * sps.norm.sf(2.0))
-    four = z_against_floor(0.45, 0.25, [0.04] * 4, n_seeds=4)
+    four = z_against_floor(0.45, 0.25, [0.04] * 4, n_draws=4)
     assert four.z == pytest.approx(4.0)
 
 
@@ -455,8 +455,8 @@ def test_z_against_floor_zero_variance_warns() -> None:
         ),
         (
             (0.3, 0.2, [0.1]),
-            {"n_seeds": 0},
-            "The 'n_seeds' parameter of z_against_floor must be an int >= 1. Got 0 instead.",
+            {"n_draws": 0},
+            "The 'n_draws' parameter of z_against_floor must be an int >= 1. Got 0 instead.",
         ),
     ],
 )

@@ -580,10 +580,10 @@ def _floor(
             gold_index,
             judged=bench.judged,
             gains=bench.gains if graded else None,
-            n_samples=5_000,
+            n_draws=5_000,
             rng=rng,
         )
-        return mc.floor, f"Monte Carlo ({mc.n_samples:,} samples, deduplicated chunk scores)"
+        return mc.floor, f"Monte Carlo ({mc.n_draws:,} samples, deduplicated chunk scores)"
     gains = bench.gains if graded else None
     judged_gains = bench.judged_gains if graded else None
     result = _quietly(
@@ -690,10 +690,10 @@ def _score_samples(
 ) -> np.ndarray:
     """Score every sampled prefix with the package's own scorer; one value per sample."""
     lengths = np.diff(sample.offsets)
-    sample_of_row = np.repeat(np.arange(sample.n_samples), lengths)
+    sample_of_row = np.repeat(np.arange(sample.n_draws), lengths)
     position = np.arange(len(sample.items)) - np.repeat(sample.offsets[:-1], lengths)
     names = namer(sample.query[sample_of_row], sample.items)
-    sample_qid = np.char.add("s", np.arange(sample.n_samples).astype(str)).astype(object)
+    sample_qid = np.char.add("s", np.arange(sample.n_draws).astype(str)).astype(object)
     run = pa.table(
         {
             "qid": pa.array(sample_qid[sample_of_row], pa.string()),
@@ -709,7 +709,7 @@ def _score_samples(
     qindex = np.minimum(qindex, len(bench.qids) - 1)
     qrels_known = bench.qids[qindex] == qq
     # Replicate each query's judgements for each of its samples.
-    samples_by_query = _split(np.arange(sample.n_samples), sample.query, len(bench.qids))
+    samples_by_query = _split(np.arange(sample.n_draws), sample.query, len(bench.qids))
     rows = np.flatnonzero(qrels_known)
     per_row = np.array([len(samples_by_query[qindex[r]]) for r in rows], dtype=np.int64)
     row_rep = np.repeat(rows, per_row)
@@ -736,7 +736,7 @@ def _score_samples(
         run_name="simulated noise run",
         qrels_name="judgements",
     )
-    values = np.zeros(sample.n_samples)
+    values = np.zeros(sample.n_draws)
     index = np.array([int(q[1:]) for q in scored.qids.tolist()], dtype=np.int64)
     values[index] = scored.values[metric.name]
     return values
@@ -794,7 +794,7 @@ def _builtin_check1(
             doc_depth=doc_depth,
             gold_weight=weights,
             rng=rng,
-            first_seed=first,
+            first_draw=first,
         )
         values = _score_samples(sample, namer, qrels, bench, metric, units, ties)
         return values, sample.weight, sample.query

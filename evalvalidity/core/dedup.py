@@ -4,16 +4,16 @@ Many harnesses score chunks, then keep each document at the position of its firs
 Under a random scorer every chunk gets an independent uniform score, so a document with ``c``
 chunks scores the maximum of ``c`` uniforms, with distribution function :math:`x^c`: documents
 with more chunks rank higher, and the document order is a Plackett–Luce order with weights
-``c`` (an exponential race, docs/math.md, Floors under deduplication). The floor of a query is then *not* the chunk-free
-:math:`H_k/F`: it depends on how many chunks its gold documents hold (and on how the other
+``c`` (an exponential race; see docs/math.md, Floors under deduplication). The floor of a
+query is then *not* the chunk-free :math:`H_k/F`: it depends on how many chunks its gold documents hold (and on how the other
 documents' chunks are spread). Among 1,052 chunks in 218 files, a one-chunk gold file can have
-an RR@10 floor near :math:`H_{10}/1026` and a 40-chunk one near :math:`H_{10}/28` (docs/math.md, Floors under deduplication),
-while over gold files drawn uniformly the mean floor is exactly :math:`H_{10}/218`.
+an RR@10 floor near :math:`H_{10}/1026` and a 40-chunk one near :math:`H_{10}/28`
+(docs/math.md, Floors under deduplication), while over gold files drawn uniformly the mean floor is exactly :math:`H_{10}/218`.
 
 ==================================  ==========================================================
 :func:`dedup_floor`                 exact E and Var of rr, rr@k and hit@k, per query
 :func:`dedup_floor_mc`              every metric by Monte Carlo, with standard errors
-:func:`inferred_pool_size_under_dedup`  the pool size a chunk-free formula would infer
+:func:`infer_pool_size_under_dedup`  the pool size a chunk-free formula would infer
 ==================================  ==========================================================
 
 Method
@@ -28,8 +28,8 @@ Binomial(``m``, :math:`1 - e^{-v c / C_G}`), and the binomial probabilities of `
 convolved, truncated at ``k`` terms, so a million documents with a few hundred distinct chunk
 counts cost a few hundred convolutions per node (O(nodes · D · k²) in all, D distinct chunk
 counts). The outer integral is a composite Gauss–Legendre rule on geometric panels in
-:math:`v` (:math:`v = -\log u` with :math:`u = x^{C_G}` as in docs/math.md, Floors under deduplication: panels fine near
-:math:`u = 1` resolve pools of a million, where plain Gauss–Legendre on :math:`u` puts almost
+:math:`v` (:math:`v = -\log u`, with :math:`u = x^{C_G}` the variable of docs/math.md,
+Floors under deduplication: panels fine near :math:`u = 1` resolve pools of a million, where plain Gauss–Legendre on :math:`u` puts almost
 no node in the region that matters), cut where the rest of the integral is provably below
 :math:`10^{-17}` of the value. Results agree with a rule of 40 nodes per panel to 1e-12 or
 better (the tests check it). Without a cutoff the whole distribution of ``B`` is needed; then
@@ -51,6 +51,7 @@ from typing import Final
 
 import numpy as np
 
+from evalvalidity.core._validate import _generator, _int_at_least
 from evalvalidity.core.floors import (
     Floor,
     InferredPoolSize,
@@ -63,10 +64,10 @@ from evalvalidity.errors import EvalValidityWarning, ParameterError
 
 __all__ = [
     "DedupMonteCarlo",
-    "DedupPoolSize",
+    "InferredPoolSizeUnderDedup",
     "dedup_floor",
     "dedup_floor_mc",
-    "inferred_pool_size_under_dedup",
+    "infer_pool_size_under_dedup",
 ]
 
 # The part of an integral left out beyond the last panel is below this fraction of its value.
@@ -108,11 +109,11 @@ class DedupMonteCarlo:
         Per query: the sample mean of the metric (``expected``), its sample variance
         (``variance``, ``ddof = 1``) and the exact ``ceiling``.
     std_error : numpy.ndarray
-        Standard error of each query's ``expected``: ``sqrt(variance / n_samples)``.
+        Standard error of each query's ``expected``: ``sqrt(variance / n_draws)``.
     mean_std_error : float
         Standard error of the flat mean over queries, from the spread of the per-sample means
         (so it accounts for queries that share documents and thus samples).
-    n_samples : int
+    n_draws : int
         Random document rankings drawn per query.
 
     Examples
@@ -129,7 +130,7 @@ class DedupMonteCarlo:
     floor: Floor
     std_error: np.ndarray
     mean_std_error: float
-    n_samples: int
+    n_draws: int
 
     @property
     def mean(self) -> float:
@@ -148,7 +149,7 @@ class DedupMonteCarlo:
 
 
 @dataclass(frozen=True)
-class DedupPoolSize:
+class InferredPoolSizeUnderDedup:
     """The pool sizes a chunk-free floor formula infers from the deduplicated floors.
 
     Attributes
@@ -204,7 +205,7 @@ def _check_metric(metric: object, caller: str, *, exact: bool) -> Metric:
             f"The 'metric' parameter of {caller} must be a Metric or its spelling."
             f" Got {type(metric).__name__} instead."
         )
-    if exact and parsed.family not in ("rr", "hit"):
+    if exact and not parsed.spec.exact_under_dedup:
         raise ParameterError(
             f"The 'metric' parameter of {caller} must be rr, rr@k or hit@k, the metrics with an"
             f" exact floor under deduplication (dedup_floor_mc estimates the others)."
@@ -656,9 +657,9 @@ def _floor(metric: Metric, counts: np.ndarray, gold: list[np.ndarray]) -> Floor:
     return Floor(metric, expected, variance, ceiling)
 
 
-def inferred_pool_size_under_dedup(
+def infer_pool_size_under_dedup(
     chunk_counts: object, gold: object, *, metric: Metric | str = "rr@10"
-) -> DedupPoolSize:
+) -> InferredPoolSizeUnderDedup:
     r"""Find the pool size a chunk-free floor formula infers from the deduplicated floor.
 
     A harness that ranks chunks but scores deduplicated documents has an exact floor
@@ -678,7 +679,7 @@ def inferred_pool_size_under_dedup(
 
     Returns
     -------
-    DedupPoolSize
+    InferredPoolSizeUnderDedup
         The exact floor, and the inferred pool sizes per query and for the benchmark.
 
     Raises
@@ -694,23 +695,23 @@ def inferred_pool_size_under_dedup(
 
     Notes
     -----
-    The inversion solves :math:`E_{	ext{uniform}}[M \mid N, G] = E_{	ext{dedup}}[M]` for
-    real :math:`N` on the exact formula of docs/math.md, Floors (:func:`evalvalidity.core.floors.infer_pool_size`,
-    monotone in :math:`N`). With every chunk count 1 it returns the pool size; for one gold
-    document and RR@k, :math:`N^* = H_k / E_{	ext{dedup}}[RR@k]` when :math:`N^* \ge k`.
+    The inversion solves :math:`E_{\text{uniform}}[M \mid N, G] = E_{\text{dedup}}[M]` for
+    real :math:`N` on the exact formula (see docs/math.md, Floors;
+    :func:`evalvalidity.core.floors.infer_pool_size`, monotone in :math:`N`). With every chunk count 1 it returns the pool size; for one gold
+    document and RR@k, :math:`N^* = H_k / E_{\text{dedup}}[RR@k]` when :math:`N^* \ge k`.
 
     Examples
     --------
     Ten documents: a 1-chunk gold document among nine 4-chunk ones scores like one gold item
     in a random order of 18 items; with one chunk each, the pool is what it is:
 
-    >>> inferred = inferred_pool_size_under_dedup([1] + [4] * 9, [[0], [1]])
+    >>> inferred = infer_pool_size_under_dedup([1] + [4] * 9, [[0], [1]])
     >>> inferred.per_query.estimate.round(1).tolist(), inferred.documents, inferred.chunks
     ([18.0, 9.3], 10, 37)
-    >>> inferred_pool_size_under_dedup([1] * 10, [[0], [1, 2]]).benchmark.estimate.round(9)
+    >>> infer_pool_size_under_dedup([1] * 10, [[0], [1, 2]]).benchmark.estimate.round(9)
     array([10.])
     """
-    caller = "inferred_pool_size_under_dedup"
+    caller = "infer_pool_size_under_dedup"
     metric = _check_metric(metric, caller, exact=True)
     counts = _check_chunk_counts(chunk_counts, caller)
     gold_list = _check_gold(gold, len(counts), caller)
@@ -740,7 +741,7 @@ def inferred_pool_size_under_dedup(
         found.confidence,
     )
     benchmark = infer_benchmark_pool_size(metric, float(floor.expected.mean()), sizes)
-    return DedupPoolSize(floor, per_query, benchmark, len(counts), int(counts.sum()))
+    return InferredPoolSizeUnderDedup(floor, per_query, benchmark, len(counts), int(counts.sum()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -830,17 +831,6 @@ def _problem(
         entry_grade,
         Judged.from_items(judged_query, judged_grade, n_queries),
         n_queries,
-    )
-
-
-def _check_rng(rng: object, caller: str) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, int | np.integer) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng))
-    raise ParameterError(
-        f"The 'rng' parameter of {caller} must be a numpy.random.Generator or an int seed"
-        f" >= 0. Got {rng!r} instead."
     )
 
 
@@ -965,7 +955,7 @@ def _choose_method(problem: _Problem, depth: int) -> str:
 
 
 def _monte_carlo(
-    problem: _Problem, n_samples: int, rng: np.random.Generator, method: str
+    problem: _Problem, n_draws: int, rng: np.random.Generator, method: str
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Per-query mean and variance (ddof 1) of the metric, and the SE of the flat mean."""
     depth = _depth(problem)
@@ -984,7 +974,7 @@ def _monte_carlo(
     mean = np.zeros(n_queries)
     m2 = np.zeros(n_queries)
     flat_mean = flat_m2 = 0.0
-    for part in _batches(n_samples, row):
+    for part in _batches(n_draws, row):
         n = part.stop - part.start
         sample, entry, position = sampler(problem, n, depth, rng)
         hits = Hits(
@@ -1015,13 +1005,13 @@ def dedup_floor_mc(
     *,
     judged: object = None,
     gains: object = None,
-    n_samples: int = 10_000,
+    n_draws: int = 10_000,
     rng: np.random.Generator | int,
     method: str = "auto",
 ) -> DedupMonteCarlo:
     r"""Monte Carlo floor of any metric when random chunk scores are deduplicated to documents.
 
-    Draws ``n_samples`` random document rankings (each document at its best chunk's score, the
+    Draws ``n_draws`` random document rankings (each document at its best chunk's score, the
     maximum of its chunks' independent uniforms) and evaluates the metric on the gold
     documents' positions with trec_eval semantics (:func:`evalvalidity.core.kernels.evaluate`).
     Use it for p@k, r@k, ap, ap@k, rprec, ndcg@k...; :func:`dedup_floor` gives rr, rr@k and
@@ -1041,7 +1031,7 @@ def dedup_floor_mc(
     gains : sequence of array_like of int, optional
         One grade >= 1 per gold document (default 1): the gains of nDCG and the grades that
         a relevance threshold such as ``[rel>=2]`` applies to.
-    n_samples : int, default 10,000
+    n_draws : int, default 10,000
         Rankings drawn per query, >= 2. Drawn in batches of bounded memory.
     rng : numpy.random.Generator or int
         The source of randomness (an int is a seed): required, so that runs are reproducible.
@@ -1082,8 +1072,8 @@ def dedup_floor_mc(
     P@2 of a 3-chunk gold document among documents of 1 and 2 chunks is P(top 2)/2 =
     (1 - 3/20)/2 = 0.425 exactly:
 
-    >>> mc = dedup_floor_mc("p@2", [1, 2, 3], [[2]], n_samples=40_000, rng=7)
-    >>> bool(abs(mc.floor.expected[0] - 0.425) < 4 * mc.std_error[0]), mc.n_samples
+    >>> mc = dedup_floor_mc("p@2", [1, 2, 3], [[2]], n_draws=40_000, rng=7)
+    >>> bool(abs(mc.floor.expected[0] - 0.425) < 4 * mc.std_error[0]), mc.n_draws
     (True, 40000)
     """
     caller = "dedup_floor_mc"
@@ -1092,15 +1082,8 @@ def dedup_floor_mc(
     gold_list = _check_gold(gold, len(counts), caller)
     judged_counts = _check_judged(judged, gold_list, caller)
     grades = _check_gains(gains, gold_list, caller)
-    if (
-        isinstance(n_samples, bool)
-        or not isinstance(n_samples, int | np.integer)
-        or (n_samples < 2)
-    ):
-        raise ParameterError(
-            f"The 'n_samples' parameter of {caller} must be an int >= 2. Got {n_samples!r} instead."
-        )
-    generator = _check_rng(rng, caller)
+    n_draws = _int_at_least(n_draws, 2, "n_draws", caller, show=repr)
+    generator = _generator(rng, caller, allow_none=False, show=repr)
     if method not in _METHODS:
         raise ParameterError(
             f"The 'method' parameter of {caller} must be one of {', '.join(_METHODS)}."
@@ -1113,6 +1096,6 @@ def dedup_floor_mc(
         )
     _warn_without_gold(gold_list, caller)
     problem = _problem(metric, counts, gold_list, judged_counts, grades, gains is not None, caller)
-    mean, variance, mean_se = _monte_carlo(problem, int(n_samples), generator, method)
+    mean, variance, mean_se = _monte_carlo(problem, n_draws, generator, method)
     floor = Floor(metric, mean, variance, _ceiling(problem))
-    return DedupMonteCarlo(floor, np.sqrt(variance / n_samples), mean_se, int(n_samples))
+    return DedupMonteCarlo(floor, np.sqrt(variance / n_draws), mean_se, n_draws)

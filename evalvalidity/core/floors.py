@@ -27,7 +27,7 @@ Every family has a closed form or an exact short sum; nothing is sampled:
 noise score to the pool size whose exact floor equals it, by root-finding on the exact formula
 (never the G·H_k/N approximation, which is exact only for G = 1).
 
-The mathematics and its sources are in docs/math.md, Floors; every formula here is checked against
+The mathematics and its sources are in docs/math.md (Floors, Inversion); every formula is checked against
 the enumeration of every permutation for N <= 7, Monte Carlo for larger N, and a table of
 exact values computed in rational and 60-digit decimal arithmetic (``tests/reference``).
 
@@ -49,7 +49,8 @@ import numpy as np
 import scipy.special as sc
 from numpy.typing import ArrayLike
 
-from evalvalidity.core.metrics import Metric, parse_metric
+from evalvalidity.core._validate import _brief, _show
+from evalvalidity.core.metrics import FAMILY_SPECS, Metric, parse_metric
 from evalvalidity.errors import EvalValidityWarning, ParameterError
 
 __all__ = [
@@ -61,8 +62,9 @@ __all__ = [
     "noise_floor",
 ]
 
-#: Families whose floor depends only on (N, G, R, k), so the pool size can be inferred.
-INVERTIBLE_FAMILIES: tuple[str, ...] = ("rr", "hit", "p", "r", "rprec", "ap")
+#: Families whose floor depends only on (N, G, R, k), so the pool size can be inferred
+#: (``FamilySpec.invertible`` in the metric registry).
+INVERTIBLE_FAMILIES: tuple[str, ...] = tuple(f for f, s in FAMILY_SPECS.items() if s.invertible)
 
 # Harmonic numbers and discount sums up to this index come from tables built with compensated
 # summation; beyond it from digamma, an asymptotic series, or Euler–Maclaurin with quadrature,
@@ -139,19 +141,6 @@ class InferredPoolSize:
 # --------------------------------------------------------------------------------------------
 # Validation
 # --------------------------------------------------------------------------------------------
-
-
-def _show(value: Any) -> str:
-    """Render one offending value the way a user typed it (``2.5``, ``nan``, ``'a'``)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value)
-
-
-def _brief(value: Any) -> str:
-    """``repr(value)``, cut to 80 characters: a message never quotes a million values."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:76].rstrip() + " ..."
 
 
 def _counts(value: Any, name: str, func: str, minimum: int) -> tuple[np.ndarray, bool]:
@@ -920,7 +909,7 @@ def noise_floor(
     }
     if judged is not None:
         args["judged"] = _counts(judged, "judged", func, 0)
-    graded = metric.family in ("ndcg", "ndcg_exp")
+    graded = metric.spec.graded
     pool_grades = judged_grades = None
     if not graded:
         for name, value in (("gains", gains), ("judged_gains", judged_gains)):
@@ -1053,7 +1042,7 @@ def _ndcg_floor(
         sorted_pool, sorted_judged = _sorted_grades(pool_grades, judged_grades)
         if judged_grades is not pool_grades:
             _check_sub_multiset(sorted_pool, sorted_judged, func)
-        exponential = metric.family == "ndcg_exp"
+        exponential = metric.spec.gain == "exponential"
         if (
             exponential
             and max(pool_grades.values.max(initial=0), judged_grades.values.max(initial=0)) > 100
@@ -1234,7 +1223,7 @@ def _validated_inversion_args(
     confidence: float,
 ) -> tuple[Metric, tuple[np.ndarray, bool], tuple[np.ndarray, bool] | None, float]:
     metric = parse_metric(metric)
-    if metric.family not in INVERTIBLE_FAMILIES:
+    if not metric.spec.invertible:
         raise ParameterError(
             f"{func} does not support {metric.name}: an nDCG floor depends on the grades of the"
             " gold items, not only on how many there are. Use a binary metric (rr, hit, p, r,"

@@ -315,7 +315,7 @@ class TiedHits:
 
 def _gain(metric: Metric, grade: np.ndarray) -> np.ndarray:
     """trec_eval's linear gain (the grade), or 2^grade − 1 for ``ndcg_exp``."""
-    if metric.family == "ndcg_exp":
+    if metric.spec.gain == "exponential":
         return np.exp2(grade.astype(np.float64)) - 1.0
     return grade.astype(np.float64)
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalvalidity.core._validate import _generator, _int_at_least
 from evalvalidity.errors import ParameterError
 
 __all__ = ["PoolLayout", "PrefixSample", "auto_gold_weight", "sample_prefixes"]
@@ -90,12 +91,12 @@ class PoolLayout:
 
 @dataclass(frozen=True)
 class PrefixSample:
-    """Sampled top-of-ranking prefixes, one per (query, seed).
+    """Sampled top-of-ranking prefixes, one per (query, draw).
 
     Attributes
     ----------
-    query, seed : numpy.ndarray
-        Which query and seed each sample belongs to.
+    query, draw : numpy.ndarray
+        Which query and draw each sample belongs to (draws are numbered per query).
     log_weight : numpy.ndarray
         log p/q of each sample (0 for plain draws).
     offsets, items : numpy.ndarray
@@ -105,7 +106,7 @@ class PrefixSample:
     """
 
     query: np.ndarray
-    seed: np.ndarray
+    draw: np.ndarray
     log_weight: np.ndarray
     offsets: np.ndarray
     items: np.ndarray
@@ -117,8 +118,8 @@ class PrefixSample:
         return np.exp(self.log_weight)
 
     @property
-    def n_samples(self) -> int:
-        """Number of (query, seed) samples."""
+    def n_draws(self) -> int:
+        """Number of (query, draw) samples."""
         return len(self.query)
 
 
@@ -139,20 +140,20 @@ def auto_gold_weight(pool_size: np.ndarray, gold_count: np.ndarray, depth: int) 
 
 def sample_prefixes(
     layout: PoolLayout,
-    n_seeds: int,
+    n_draws: int,
     *,
     depth: int,
     doc_depth: int | None = None,
     gold_weight: float | np.ndarray = 1.0,
-    rng: np.random.Generator,
-    first_seed: int = 0,
+    rng: np.random.Generator | int,
+    first_draw: int = 0,
 ) -> PrefixSample:
-    """Draw the first positions of ``n_seeds`` random orders of every query's pool.
+    """Draw the first positions of ``n_draws`` random orders of every query's pool.
 
     Parameters
     ----------
     layout : PoolLayout
-    n_seeds : int
+    n_draws : int
         Samples per query.
     depth : int
         Positions to draw (capped at each pool's size). Ignored when ``doc_depth`` is given.
@@ -160,9 +161,10 @@ def sample_prefixes(
         With deduplication: draw chunks until this many distinct documents are in the prefix.
     gold_weight : float or numpy.ndarray
         The proposal's weight of gold items (one per query, or one for all); 1 draws plainly.
-    rng : numpy.random.Generator
-    first_seed : int
-        Number given to the first seed (seeds are numbered consecutively).
+    rng : numpy.random.Generator or int
+        The source of randomness (an int is a seed).
+    first_draw : int
+        Number given to the first draw (draws are numbered consecutively).
 
     Returns
     -------
@@ -177,35 +179,30 @@ def sample_prefixes(
     >>> sorted(s.items[s.offsets[0]:s.offsets[1]].tolist()), s.log_weight.tolist()
     ([0, 1, 2], [0.0, 0.0])
     """
-    if isinstance(n_seeds, bool) or not isinstance(n_seeds, int | np.integer) or n_seeds < 1:
-        raise ParameterError(
-            f"The 'n_seeds' parameter of sample_prefixes must be an int >= 1. Got {n_seeds!r}"
-            " instead."
-        )
-    if not isinstance(depth, int | np.integer) or depth < 1:
-        raise ParameterError(
-            f"The 'depth' parameter of sample_prefixes must be an int >= 1. Got {depth!r} instead."
-        )
+    func = "sample_prefixes"
+    n_draws = _int_at_least(n_draws, 1, "n_draws", func, show=repr)
+    depth = _int_at_least(depth, 1, "depth", func, show=repr)
+    generator = _generator(rng, func, allow_none=False, show=repr)
     if doc_depth is not None and layout.chunk_doc is None:
         raise ParameterError("'doc_depth' needs a layout with a chunk → document map.")
     weights = np.broadcast_to(np.asarray(gold_weight, dtype=float), (layout.n_queries,)).copy()
     if np.any(~np.isfinite(weights)) or np.any(weights < 1):
         raise ParameterError("Every gold weight of sample_prefixes must be a finite float >= 1.")
-    return _sample(layout, int(n_seeds), int(depth), doc_depth, weights, rng, int(first_seed))
+    return _sample(layout, n_draws, depth, doc_depth, weights, generator, int(first_draw))
 
 
 def _sample(
     layout: PoolLayout,
-    n_seeds: int,
+    n_draws: int,
     depth: int,
     doc_depth: int | None,
     weights: np.ndarray,
     rng: np.random.Generator,
-    first_seed: int,
+    first_draw: int,
 ) -> PrefixSample:
     n_queries = layout.n_queries
-    query = np.repeat(np.arange(n_queries), n_seeds)
-    seed = np.tile(np.arange(first_seed, first_seed + n_seeds), n_queries)
+    query = np.repeat(np.arange(n_queries), n_draws)
+    draw = np.tile(np.arange(first_draw, first_draw + n_draws), n_queries)
     m = len(query)
     pool = layout.pool_size[query].astype(np.int64)
     gold_n = layout.gold_count[query].astype(np.int64)
@@ -271,7 +268,7 @@ def _sample(
             active[idx] = n_drawn[idx] < target[idx]
     offsets = np.concatenate(([0], np.cumsum(n_drawn)))
     mask = np.arange(drawn.shape[1])[None, :] < n_drawn[:, None]
-    return PrefixSample(query, seed, log_w, offsets, drawn[mask], weights)
+    return PrefixSample(query, draw, log_w, offsets, drawn[mask], weights)
 
 
 def _gold_membership(layout: PoolLayout, stride: int) -> np.ndarray:

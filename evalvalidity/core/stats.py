@@ -45,6 +45,13 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
+from evalvalidity.core._validate import (
+    _finite_values,
+    _generator,
+    _int_at_least,
+    _is_real,
+    _shown,
+)
 from evalvalidity.errors import EvalValidityWarning, InputDataError, ParameterError
 
 __all__ = [
@@ -271,43 +278,6 @@ class RunComparison:
 # --------------------------------------------------------------------------------------------
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
-    return repr(value)
-
-
-def _is_real(value: Any) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-        value, bool | np.bool_
-    )
-
-
-def _values(values: Any, name: str, func: str, *, min_size: int = 2) -> np.ndarray:
-    """Check and copy ``values`` into a finite float64 1-D array of >= ``min_size`` numbers."""
-    raw = np.asarray(values)
-    if raw.dtype.kind not in "biuf":
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be a 1-D array of numbers. "
-            f"Got dtype {raw.dtype} instead."
-        )
-    if raw.ndim != 1 or raw.size < min_size:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be a 1-D array of at least {min_size} "
-            f"numbers. Got shape {raw.shape} instead."
-        )
-    arr = np.array(raw, dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must hold finite numbers. "
-            f"Got {bad.size} NaN or infinite value(s) instead, the first at position {bad[0]}."
-        )
-    return arr
-
-
 def _same_length(a: np.ndarray, b: np.ndarray, names: tuple[str, str], func: str) -> None:
     if a.size != b.size:
         raise ParameterError(
@@ -334,15 +304,6 @@ def _positive(value: Any, name: str, func: str) -> float:
     return float(value)
 
 
-def _int_at_least(value: Any, low: int, name: str, func: str) -> int:
-    if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < low:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be an int >= {low}. "
-            f"Got {_shown(value)} instead."
-        )
-    return int(value)
-
-
 def _choice(value: Any, choices: tuple[str, ...], name: str, func: str) -> str:
     if not isinstance(value, str) or value not in choices:
         listed = ", ".join(repr(c) for c in choices)
@@ -351,19 +312,6 @@ def _choice(value: Any, choices: tuple[str, ...], name: str, func: str) -> str:
             f"Got {_shown(value)} instead."
         )
     return value
-
-
-def _generator(rng: Any, func: str) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (
-        isinstance(rng, int | np.integer) and not isinstance(rng, bool) and rng >= 0
-    ):
-        return np.random.default_rng(rng)
-    raise ParameterError(
-        f"The 'rng' parameter of {func} must be a numpy.random.Generator, an int seed >= 0 or "
-        f"None. Got {_shown(rng)} instead."
-    )
 
 
 def _warn_constant(what: str, func: str) -> None:
@@ -592,7 +540,7 @@ def mean_interval(
     (0.625, True, True)
     """
     func = "mean_interval"
-    values = _values(values, "values", func)
+    values = _finite_values(values, "values", func)
     confidence = _open_unit(confidence, "confidence", func)
     method = _choice(method, _MEAN_METHODS, "method", func)
     bootstrap_method = _choice(bootstrap_method, _BOOTSTRAP_METHODS, "bootstrap_method", func)
@@ -691,7 +639,7 @@ def ratio_interval(
     (se = sqrt(4 * 0.01) / (4 * 0.25) = 0.2 and 1.959964 * 0.2 = 0.3920.)
     """
     func = "ratio_interval"
-    numerator = _values(numerator_values, "numerator_values", func)
+    numerator = _finite_values(numerator_values, "numerator_values", func)
     n = numerator.size
     if (denominator_values is None) == (denominator_exact is None):
         raise ParameterError(
@@ -704,7 +652,7 @@ def ratio_interval(
     n_resamples = _int_at_least(n_resamples, 1, "n_resamples", func)
     generator = _generator(rng, func)
     if denominator_values is not None:
-        denominator = _values(denominator_values, "denominator_values", func)
+        denominator = _finite_values(denominator_values, "denominator_values", func)
         _same_length(numerator, denominator, ("numerator_values", "denominator_values"), func)
     else:
         denominator = _per_query(denominator_exact, n, "denominator_exact", func)
@@ -750,7 +698,7 @@ def _per_query(value: Any, n: int, name: str, func: str) -> np.ndarray:
                 f"The '{name}' parameter of {func} must be finite. Got {_shown(value)} instead."
             )
         return np.full(n, float(value))
-    array = _values(value, name, func, min_size=1)
+    array = _finite_values(value, name, func, min_size=1)
     if array.size != n:
         raise ParameterError(
             f"The '{name}' parameter of {func} must be a number or hold one value per query "
@@ -813,29 +761,29 @@ def z_against_floor(
     expected: Any,
     variance_per_query: Any,
     *,
-    n_seeds: int = 1,
+    n_draws: int = 1,
 ) -> FloorZ:
     r"""How many standard errors a measured mean lies from an exact floor.
 
-    The measured mean averages one score per query and seed for n queries and s seeds, each
+    The measured mean averages one score per query and draw for n queries and s draws (random rankings), each
     score an independent draw from the query's floor distribution (expectation :math:`E_q`,
     variance :math:`V_q`) under the null hypothesis that the run ranks at random:
 
     .. math:: z = \frac{m - \bar E}{\sqrt{\sum_q V_q} / (n \sqrt{s})}, \qquad
               p = 2\,\Phi(-|z|).
 
-    The normal approximation needs enough queries × seeds: the floor of RR is very skewed
-    (docs/math.md, Check 1).
+    The normal approximation needs enough queries × draws: the floor of RR is very skewed
+    (see docs/math.md, Check 1).
 
     Parameters
     ----------
     measured_mean : float
-        The mean score of the run (over queries and seeds).
+        The mean score of the run (over queries and draws).
     expected : float or array_like of float, shape (n,)
         Exact expectation per query (``Floor.expected``), or their common value.
     variance_per_query : array_like of float, shape (n,)
         Exact variance per query (``Floor.variance``); it fixes n.
-    n_seeds : int, default 1
+    n_draws : int, default 1
         Independent random rankings scored per query.
 
     Returns
@@ -854,7 +802,7 @@ def z_against_floor(
 
     Examples
     --------
-    Four queries with floor 0.25 and variance 0.04 each, one seed: se = sqrt(0.16) / 4 = 0.1.
+    Four queries with floor 0.25 and variance 0.04 each, one draw: se = sqrt(0.16) / 4 = 0.1.
 
     >>> result = z_against_floor(0.45, 0.25, [0.04, 0.04, 0.04, 0.04])
     >>> round(result.standard_error, 12), round(result.z, 12), round(result.p_value, 4)
@@ -866,17 +814,17 @@ def z_against_floor(
             f"The 'measured_mean' parameter of {func} must be a finite float. "
             f"Got {_shown(measured_mean)} instead."
         )
-    variance = _values(variance_per_query, "variance_per_query", func, min_size=1)
+    variance = _finite_values(variance_per_query, "variance_per_query", func, min_size=1)
     if (variance < 0.0).any():
         raise ParameterError(
             f"The 'variance_per_query' parameter of {func} must hold variances >= 0. "
             f"Got {_shown(float(variance.min()))} instead."
         )
     expectation = _per_query(expected, variance.size, "expected", func)
-    n_seeds = _int_at_least(n_seeds, 1, "n_seeds", func)
+    n_draws = _int_at_least(n_draws, 1, "n_draws", func)
     measured = float(measured_mean)
     expected_mean = float(expectation.mean())
-    standard_error = math.sqrt(float(variance.sum())) / (variance.size * math.sqrt(n_seeds))
+    standard_error = math.sqrt(float(variance.sum())) / (variance.size * math.sqrt(n_draws))
     difference = measured - expected_mean
     if standard_error == 0.0:
         warnings.warn(
@@ -942,8 +890,8 @@ def paired_randomization_test(
     (2.0, 0.25, 8, True)
     """
     func = "paired_randomization_test"
-    first = _values(a, "a", func)
-    second = _values(b, "b", func)
+    first = _finite_values(a, "a", func)
+    second = _finite_values(b, "b", func)
     _same_length(first, second, ("a", "b"), func)
     n_resamples = _int_at_least(n_resamples, 1, "n_resamples", func)
     generator = _generator(rng, func)
@@ -993,8 +941,8 @@ def effect_sizes(a: Any, b: Any, *, confidence: float = 0.95) -> EffectSize:
     '0.2000 [-0.0484, 0.4484]'
     """
     func = "effect_sizes"
-    first = _values(a, "a", func)
-    second = _values(b, "b", func)
+    first = _finite_values(a, "a", func)
+    second = _finite_values(b, "b", func)
     _same_length(first, second, ("a", "b"), func)
     confidence = _open_unit(confidence, "confidence", func)
     differences = first - second
@@ -1094,7 +1042,7 @@ def compare_runs(
                 f"The system names given to {func} must be str. Got {_shown(name)} instead."
             )
         names.append(name)
-        arrays.append(_values(column, f"values[{name!r}]", func))
+        arrays.append(_finite_values(column, f"values[{name!r}]", func))
     for name, array in zip(names[1:], arrays[1:], strict=True):
         if array.size != arrays[0].size:
             raise ParameterError(

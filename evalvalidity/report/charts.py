@@ -765,7 +765,7 @@ def expected_floor_curve(
     0.292897
     """
     metric = parse_metric(metric)
-    if metric.family not in INVERTIBLE_FAMILIES:
+    if not metric.spec.invertible:
         raise ParameterError(
             f"expected_floor_curve needs a metric whose floor depends only on N, G and R "
             f"({', '.join(INVERTIBLE_FAMILIES)}). Got {metric.name} instead."
@@ -962,8 +962,6 @@ def _wrap(text: str, width: int, max_lines: int) -> list[str]:
 
 # ------------------------------------------------------------------------------ Check 1
 
-_DISCRETE = ("rr", "hit", "p", "r")
-
 
 def _exact_pmf(
     metric: Metric, pool_size: np.ndarray, gold: np.ndarray, judged: np.ndarray
@@ -1049,7 +1047,7 @@ def check1_distribution_data(result: CheckResult) -> tuple[pd.DataFrame, bool]:
     total = float(len(values))
     keys = np.round(values, 4)
     distinct = np.unique(keys)
-    discrete = metric.family in _DISCRETE and len(distinct) <= 60
+    discrete = metric.spec.few_values and len(distinct) <= 60
     rows: list[dict[str, Any]] = []
     if discrete:
         sums: dict[float, float] = {}
@@ -1396,7 +1394,7 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
         out["floor_share"] = floor_share_histogram(frame)
         out["gold_breakdown"] = gold_breakdown(frame)
     inferred = result.inferred_n
-    if inferred is not None and result.metric.family in INVERTIBLE_FAMILIES:
+    if inferred is not None and result.metric.spec.invertible:
         curve = _curve_for(result, inferred)
         if curve is not None:
             out["inferred_n"] = inferred_n_chart(inferred, curve, metric=metric)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 
+from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
 from evalvalidity.io.atomic import is_disk_full
 from evalvalidity.io.ingest._detect import Detected, detect, sample_lines
@@ -20,8 +21,6 @@ from evalvalidity.io.ingest._sink import MemorySink, ParquetSink, Sink
 from evalvalidity.io.ingest._source import PARQUET_MAGIC, Source, SourceLike
 from evalvalidity.io.ingest._text import read_exact, read_fast, read_jsonl
 from evalvalidity.io.ingest._validate import RejectLog, table_checks
-
-Progress = Callable[[float, str], None]
 
 
 def connect(

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
 from evalvalidity.io.ingest._detect import Detected
 from evalvalidity.io.ingest._limits import exceeds_depth, human_bytes
@@ -27,7 +28,6 @@ from evalvalidity.io.ingest._source import BOM, Source
 from evalvalidity.io.ingest._spec import DOCID, KIND_NOUNS, QID, REL, SCORE, Layout
 from evalvalidity.io.ingest._validate import RejectLog, apply_row_checks, row_checks
 
-Progress = Callable[[float, str], None]
 BATCH_ROWS = 1 << 20
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 
 import duckdb
 import numpy as np
@@ -27,14 +27,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
 from evalvalidity.io.ingest._detect import Detected
 from evalvalidity.io.ingest._limits import exceeds_depth, human_bytes
 from evalvalidity.io.ingest._sink import Sink
 from evalvalidity.io.ingest._source import BOM, Source
 from evalvalidity.io.ingest._validate import RejectLog, apply_row_checks, row_checks
-
-Progress = Callable[[float, str], None]
 
 CHUNK_BYTES = 1 << 23
 FAST_BLOCK_BYTES = 1 << 24

@@ -6,11 +6,10 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
+from evalvalidity.core.types import Progress
 from evalvalidity.io.ingest._limits import Limits
 from evalvalidity.io.ingest._read import read
 from evalvalidity.io.ingest._source import SourceLike
-
-Progress = Callable[[float, str], None]
 
 
 def _reader(kind: str) -> Callable[..., pa.Table]:

@@ -1,0 +1,143 @@
+"""Argument checks shared by the core modules: one wording per kind of mistake.
+
+Messages follow one pattern, "The 'k' parameter of f must be an int >= 1. Got 0 instead.", and
+are contracts (tests match them exactly). Where two modules had grown different wordings of the
+same check, both stay reachable through a parameter rather than one silently changing.
+
+Examples
+--------
+>>> _int_at_least(3, 1, "k", "f")
+3
+>>> _int_at_least(0, 1, "k", "f")
+Traceback (most recent call last):
+...
+evalvalidity.errors.ParameterError: The 'k' parameter of f must be an int >= 1. Got 0 instead.
+>>> _shown(np.zeros((2, 3))), _show(np.float64(2.5)), _brief(list(range(100)))[-12:]
+('an array of shape (2, 3)', '2.5', '9, 20, 2 ...')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from evalvalidity.errors import ParameterError
+
+__all__ = [
+    "_brief",
+    "_finite_matrix",
+    "_finite_values",
+    "_generator",
+    "_int_at_least",
+    "_is_real",
+    "_show",
+    "_shown",
+]
+
+
+def _show(value: Any) -> str:
+    """Render one offending value the way a user typed it (``2.5``, ``nan``, ``'a'``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
+def _shown(value: Any) -> str:
+    """Like :func:`_show`, but an array is described by its shape instead of its values."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    return _show(value)
+
+
+def _brief(value: Any) -> str:
+    """``repr(value)``, cut to 80 characters: a message never quotes a million values."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:76].rstrip() + " ..."
+
+
+def _is_real(value: Any) -> bool:
+    """True for a real number (Python or numpy), False for booleans and everything else."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_
+    )
+
+
+def _int_at_least(
+    value: Any, low: int, name: str, func: str, *, show: Callable[[Any], str] = _shown
+) -> int:
+    """Return ``value`` as an int when it is an int (not a bool) >= ``low``, else raise.
+
+    ``show`` renders the offending value in the message (:func:`_shown` by default; ``repr``
+    quotes numpy scalars as numpy prints them).
+    """
+    if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < low:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be an int >= {low}. Got {show(value)} instead."
+        )
+    return int(value)
+
+
+def _generator(
+    rng: Any, func: str, *, allow_none: bool = True, show: Callable[[Any], str] = _shown
+) -> np.random.Generator:
+    """Return a Generator from ``rng``: a Generator, an int seed >= 0, or (``allow_none``) None.
+
+    None seeds from the operating system, so a caller that must be reproducible passes
+    ``allow_none=False``.
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if (rng is None and allow_none) or (
+        isinstance(rng, int | np.integer) and not isinstance(rng, bool) and rng >= 0
+    ):
+        return np.random.default_rng(None if rng is None else int(rng))
+    accepted = "a numpy.random.Generator, an int seed >= 0 or None"
+    if not allow_none:
+        accepted = "a numpy.random.Generator or an int seed >= 0"
+    raise ParameterError(
+        f"The 'rng' parameter of {func} must be {accepted}. Got {show(rng)} instead."
+    )
+
+
+def _finite_values(values: Any, name: str, func: str, *, min_size: int = 2) -> np.ndarray:
+    """Check and copy ``values`` into a finite float64 1-D array of >= ``min_size`` numbers."""
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "biuf":
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be a 1-D array of numbers. "
+            f"Got dtype {raw.dtype} instead."
+        )
+    if raw.ndim != 1 or raw.size < min_size:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be a 1-D array of at least {min_size} "
+            f"numbers. Got shape {raw.shape} instead."
+        )
+    arr = np.array(raw, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must hold finite numbers. "
+            f"Got {bad.size} NaN or infinite value(s) instead, the first at position {bad[0]}."
+        )
+    return arr
+
+
+def _finite_matrix(value: Any, name: str, func: str) -> np.ndarray:
+    """Check that ``value`` is a 2-D array of finite numbers; return it (no copy when possible)."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf" or array.ndim != 2:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be a 2-D array of numbers (one vector per "
+            f"row). Got {array.ndim}-D {array.dtype} instead."
+        )
+    if array.dtype.kind == "f":
+        bad = ~np.isfinite(array)
+        if bad.any():
+            row = int(np.flatnonzero(bad.any(axis=1))[0])
+            raise ParameterError(
+                f"The '{name}' parameter of {func} must hold finite numbers. "
+                f"Got {int(bad.sum())} NaN or infinite value(s) instead, the first in row {row}."
+            )
+    return array
