@@ -43,7 +43,8 @@ from scipy import optimize, sparse, special
 from scipy import stats as sps
 from scipy.sparse import csgraph
 
-from evalvalidity.core.stats import _BLOCK_ELEMENTS, Interval, _choice, _generator, _int_at_least, _open_unit, _paired_t_power, _positive, _power_target, _same_length, _shown, _sign_flip_p_value, _topic_set_size, _values  # isort: skip  # fmt: skip
+from evalvalidity.core._validate import _finite_values, _generator, _int_at_least, _shown  # isort: skip  # fmt: skip
+from evalvalidity.core.stats import _BLOCK_ELEMENTS, Interval, _choice, _open_unit, _paired_t_power, _positive, _power_target, _same_length, _sign_flip_p_value, _topic_set_size  # isort: skip  # fmt: skip
 from evalvalidity.errors import EvalValidityWarning, ParameterError
 
 __all__ = [
@@ -425,7 +426,7 @@ def cluster_mean_interval(
     3.0
     """
     func = "cluster_mean_interval"
-    values = _values(values, "values", func)
+    values = _finite_values(values, "values", func)
     codes, n_clusters = _cluster_codes(clusters, values.size, func)
     _at_least_two_clusters(n_clusters, func)
     method = _choice(method, _CLUSTER_METHODS, "method", func)
@@ -506,7 +507,7 @@ def design_effect(values: Any, clusters: Any) -> DesignEffect:
     (3, 3.6)
     """
     func = "design_effect"
-    values = _values(values, "values", func)
+    values = _finite_values(values, "values", func)
     codes, n_clusters = _cluster_codes(clusters, values.size, func)
     _at_least_two_clusters(n_clusters, func)
     if np.ptp(values) == 0.0:
@@ -589,8 +590,8 @@ def cluster_paired_test(
     (0.8333, 0.25, True, 0.25)
     """
     func = "cluster_paired_test"
-    first = _values(a, "a", func)
-    second = _values(b, "b", func)
+    first = _finite_values(a, "a", func)
+    second = _finite_values(b, "b", func)
     _same_length(first, second, ("a", "b"), func)
     codes, n_clusters = _cluster_codes(clusters, first.size, func)
     _at_least_two_clusters(n_clusters, func)

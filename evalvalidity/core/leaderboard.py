@@ -30,7 +30,8 @@ import numpy as np
 from scipy import stats as sps
 
 from evalvalidity.core.clustered import _cluster_bootstrap_means, _cluster_codes, _cluster_totals, _sandwich_variance  # isort: skip  # fmt: skip
-from evalvalidity.core.stats import Interval, _benjamini_hochberg, _choice, _generator, _holm, _int_at_least, _open_unit, _shown, _sign_flip_p_value, _values  # isort: skip  # fmt: skip
+from evalvalidity.core._validate import _finite_values, _generator, _int_at_least, _shown  # isort: skip  # fmt: skip
+from evalvalidity.core.stats import Interval, _benjamini_hochberg, _choice, _holm, _open_unit, _sign_flip_p_value  # isort: skip  # fmt: skip
 from evalvalidity.errors import EvalValidityWarning, ParameterError
 
 __all__ = ["Leaderboard", "LeaderboardPair", "leaderboard"]
@@ -213,7 +214,7 @@ def _run_matrix(values: Any, func: str) -> tuple[list[str], np.ndarray]:
             raise ParameterError(
                 f"The run names given to {func} must be str. Got {_shown(name)} instead."
             )
-        array = _values(column, f"values[{name!r}]", func)
+        array = _finite_values(column, f"values[{name!r}]", func)
         if columns and array.size != columns[0].size:
             raise ParameterError(
                 f"Every run given to {func} must hold one value per query for the same "
@@ -367,8 +368,8 @@ def leaderboard(
 
     adjusted_scores = None
     if floors is not None:
-        floor_values = _values(floors, "floors", func, min_size=1)
-        ceiling_values = _values(ceilings, "ceilings", func, min_size=1)
+        floor_values = _finite_values(floors, "floors", func, min_size=1)
+        ceiling_values = _finite_values(ceilings, "ceilings", func, min_size=1)
         if floor_values.size != n or ceiling_values.size != n:
             raise ParameterError(
                 f"The 'floors' and 'ceilings' parameters of {func} must hold one value per "

@@ -32,7 +32,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from evalvalidity.core.stats import _choice, _is_real, _open_unit, _shown, _values  # isort: skip  # fmt: skip
+from evalvalidity.core._validate import _finite_values, _is_real, _shown  # isort: skip  # fmt: skip
+from evalvalidity.core.stats import _choice, _open_unit  # isort: skip  # fmt: skip
 from evalvalidity.errors import ParameterError
 
 __all__ = ["ConfidenceSequence", "GateDecision", "confidence_sequence", "sequential_gate"]
@@ -274,7 +275,7 @@ def confidence_sequence(
 def _confidence_sequence(
     values: Any, alpha: Any, bounds: Any, method: Any, name: str, func: str
 ) -> ConfidenceSequence:
-    values = _values(values, name, func, min_size=1)
+    values = _finite_values(values, name, func, min_size=1)
     alpha = _open_unit(alpha, "alpha", func)
     low, high = _bounds(bounds, func)
     method = _choice(method, _METHODS, "method", func)
