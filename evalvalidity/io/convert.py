@@ -161,6 +161,7 @@ class _Column:
     source_name: str  # the column's name in the object, or the field name
     arrow: pa.Array | pa.ChunkedArray | None = None
     items: list[Any] | None = None
+    dtype: str | None = None  # how the user's library names the column's type, when not Arrow
 
     def raw(self, row: int) -> Any:
         """The value at ``row`` as the user gave it."""
@@ -242,7 +243,7 @@ def _frame_source(frame: Any, fields: tuple[_Field, ...], name: str) -> _Source:
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             columns[field_name] = _Column(column_name, items=series.tolist())
         else:
-            columns[field_name] = _Column(column_name, arrow=array)
+            columns[field_name] = _Column(column_name, arrow=array, dtype=str(series.dtype))
     index = frame.index
 
     def locate(row: int) -> str:
@@ -284,6 +285,10 @@ def _flat_source(mapping: Mapping[Any, Any], kind: str, name: str) -> _Source:
     return _Source("the mapping", len(mapping), columns, lambda row: None)
 
 
+def _values(n: int) -> str:
+    return f"{n} value{'' if n == 1 else 's'}"
+
+
 def _tuple_source(items: list[Any], kind: str, name: str) -> _Source:
     fields = _FIELDS[kind]
     first = items[0]
@@ -302,7 +307,7 @@ def _tuple_source(items: list[Any], kind: str, name: str) -> _Source:
         if len(first) != len(layout):
             raise _invalid(
                 name,
-                f"item 0 has {len(first)} values; expected ({', '.join(layout)}) tuples, or"
+                f"item 0 has {_values(len(first))}; expected ({', '.join(layout)}) tuples, or"
                 " named tuples",
             )
         positions = {f: i for i, f in enumerate(layout)}
@@ -310,11 +315,13 @@ def _tuple_source(items: list[Any], kind: str, name: str) -> _Source:
         shape = f"({', '.join(layout)}) tuples"
     width = len(first)
     for row, item in enumerate(items):
-        if type(item) is not kind_of or len(item) != width:
+        if type(item) is not kind_of:
             raise _invalid(
-                name,
-                f"item {row} is {type(item).__name__} of {len(item) if isinstance(item, tuple) else 'no'}"
-                f" values; expected {shape} like item 0",
+                name, f"item {row} is {type(item).__name__}; expected {shape} like item 0"
+            )
+        if len(item) != width:
+            raise _invalid(
+                name, f"item {row} has {_values(len(item))}; expected {width} like item 0"
             )
     columns = {
         f: _Column(found[f], items=[item[i] for item in items]) for f, i in positions.items()
@@ -348,7 +355,7 @@ def _arrow_checked(
     def refuse(expected: str) -> InputDataError:
         return _invalid(
             name,
-            f"the column {column.source_name!r} holds {kind} values (e.g."
+            f"the column {column.source_name!r} holds {column.dtype or kind} values (e.g."
             f" {_example(array)!r}); expected {expected}",
         )
 
