@@ -101,6 +101,13 @@ def test_arrow_table_canonical_names_any_order(file_run: pa.Table) -> None:
     same_run(as_run(table.to_batches()[0]), file_run, ranks=True)
 
 
+def test_a_canonical_table_converts_to_itself(file_run: pa.Table, file_qrels: pa.Table) -> None:
+    assert as_run(file_run).equals(file_run)  # its line numbers kept
+    assert as_qrels(file_qrels).equals(file_qrels)
+    unranked = as_run(RUN_DICT)  # rank all null: unknown, not missing values
+    assert as_run(unranked).equals(unranked)
+
+
 def test_arrow_table_alternative_names_and_integer_ids(file_run: pa.Table) -> None:
     table = pa.table(
         {
@@ -313,7 +320,21 @@ def test_inputs_are_not_mutated() -> None:
             "run: query 1 document 'd1' appears 2 times; expected each (query ID, document ID)"
             " pair once",
         ),
+        (
+            {"3": {"d1": 1.5, "d7": True}},  # Arrow would read True as 1.0 after a float
+            "run: query '3' document 'd7' has score True; expected a finite number",
+        ),
         ({}, "run: the mapping holds no rows"),
+        (
+            pa.table({"qid": ["1"], "docid": ["a"], "rank": pa.nulls(1, pa.int64())}),
+            "run: no score column, and the 'rank' column holds no ranks either",
+        ),
+        (
+            pa.table(
+                {"qid": ["1", "1"], "docid": ["a", "b"], "score": [1.0, 2.0], "rank": [1, None]}
+            ),
+            "run: row 1 (query '1' document 'b') has rank None; expected an integer",
+        ),
         ([], "run: the iterable holds no rows"),
         (
             pd.DataFrame({"qid": ["1", "2"], "docid": ["a", "b"], "score": [1.0, np.inf]}),

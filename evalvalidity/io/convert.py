@@ -40,8 +40,10 @@ or its DataFrame index label) and key, what it holds and what was expected, e.g.
 '3' document 'd7' has score nan; expected a finite number``; up to
 :data:`~evalvalidity.io.ingest.MAX_SHOWN_REJECTED` bad rows are listed, all are counted.
 
-The input is never modified. ``line`` is null (the table was built in memory); ``rank`` is
-null unless the object had ranks. Rows keep the object's order.
+The input is never modified. Rows keep the object's order. ``rank`` is null unless the object
+had ranks (a column of nothing but nulls, as in a canonical table without ranks, counts as
+none). ``line`` is null (the table was built in memory), except that a pyarrow table with an
+integer ``line`` column keeps it: a table read from a file still names its lines.
 
 Examples
 --------
@@ -165,9 +167,15 @@ class _Column:
 
     def raw(self, row: int) -> Any:
         """The value at ``row`` as the user gave it."""
+        if self.items is not None:
+            return self.items[row]
+        return self.arrow[row].as_py() if self.arrow is not None else None
+
+    def all_null(self) -> bool:
+        """True when the column holds no value at all (a canonical table's unknown ranks)."""
         if self.arrow is not None:
-            return self.arrow[row].as_py()
-        return self.items[row] if self.items is not None else None
+            return bool(self.arrow.null_count == len(self.arrow))
+        return all(v is None for v in self.items or ())
 
 
 @dataclass
@@ -178,6 +186,7 @@ class _Source:
     n_rows: int
     columns: dict[str, _Column]
     locate: Callable[[int], str | None]  # "row 3", None for dicts (the key says it all)
+    line: pa.ChunkedArray | None = None  # a canonical table's own line numbers, kept
 
 
 def _invalid(name: str, message: str) -> InputDataError:
@@ -226,7 +235,10 @@ def _table_source(table: pa.Table, fields: tuple[_Field, ...], name: str, what: 
     found = _resolve(names, fields, name)
     _missing(found, fields, names, name)
     columns = {f: _Column(c, arrow=table.column(c)) for f, c in found.items()}
-    return _Source(what, table.num_rows, columns, lambda row: f"row {row}")
+    line = None
+    if names.count("line") == 1 and pa.types.is_integer(table.schema.field("line").type):
+        line = table.column("line").cast(pa.int64())  # read from a file: keep its lines
+    return _Source(what, table.num_rows, columns, lambda row: f"row {row}", line)
 
 
 def _frame_source(frame: Any, fields: tuple[_Field, ...], name: str) -> _Source:
@@ -443,9 +455,28 @@ def _python_checked(items: list[Any], field: _Field) -> tuple[pa.Array, np.ndarr
     return values, bad
 
 
+#: Python types whose lists Arrow converts exactly as :func:`_python_value` would.
+_INTEGERS: Final = frozenset({int, np.int64, np.int32})
+_PLAIN_TYPES: Final[dict[str, tuple[tuple[frozenset[type], pa.DataType], ...]]] = {
+    "id": ((frozenset({str}), pa.string()), (_INTEGERS, pa.int64())),
+    "float": ((_INTEGERS | {float, np.float64, np.float32}, pa.float64()),),
+    "int": ((_INTEGERS, pa.int64()),),
+    "posint": ((_INTEGERS, pa.int64()),),
+}
+
+
 def _checked(column: _Column, field: _Field, name: str) -> tuple[pa.Array, np.ndarray]:
-    if column.arrow is not None:
-        array, bad = _arrow_checked(column, column.arrow, field, name)
+    arrow = column.arrow
+    if arrow is None and column.items is not None:
+        # one pass over the types, then Arrow's converter: a million values in milliseconds
+        # instead of a Python test per value (bools are refused, so they must not slip in)
+        types = set(map(type, column.items))
+        for plain, arrow_type in _PLAIN_TYPES[field.type]:
+            if types <= plain:
+                arrow = pa.array(column.items, arrow_type, from_pandas=False)
+                break
+    if arrow is not None:
+        array, bad = _arrow_checked(column, arrow, field, name)
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
         return array, bad
@@ -515,6 +546,8 @@ def _build(source: _Source, kind: str, name: str) -> pa.Table:
     for position, field in enumerate(fields):
         if field.name not in source.columns:
             continue
+        if field.optional and source.columns[field.name].all_null():
+            continue  # unknown, as in a canonical table without ranks
         array, bad = _checked(source.columns[field.name], field, name)
         arrays[field.name] = array
         first_bad[(first_bad < 0) & bad] = position
@@ -534,10 +567,15 @@ def _build(source: _Source, kind: str, name: str) -> pa.Table:
             f"{len(bad_rows):,} rows rejected ({source.n_rows - len(bad_rows):,} good); the"
             f" first {len(reasons)}:\n{listing}{tail}",
         )
+    if kind == "run" and "score" not in arrays and "rank" not in arrays:
+        rank = source.columns["rank"].source_name
+        raise _invalid(name, f"no score column, and the {rank!r} column holds no ranks either")
     _check_duplicates(source, fields, arrays, name)
     if kind == "run" and "score" not in arrays:
         arrays["score"] = pc.negate(arrays["rank"]).cast(pa.float64())  # rank 1 scores highest
     schema = KIND_SCHEMAS[kind]
+    if source.line is not None:
+        arrays["line"] = source.line.combine_chunks()
     columns = [
         arrays[f.name] if f.name in arrays else pa.nulls(source.n_rows, f.type) for f in schema
     ]
