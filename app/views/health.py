@@ -1,7 +1,5 @@
 """Health: choose the benchmark's datasets and metric; the verdict, the two checks, headroom."""
 
-import dataclasses
-
 import explain
 import state
 import streamlit as st
@@ -9,6 +7,7 @@ import widgets
 
 from evalvalidity.analysis.examples import Preset
 from evalvalidity.core.metrics import FAMILIES
+from evalvalidity.errors import EvalValidityError
 from evalvalidity.report import charts
 from evalvalidity.report import records as report
 
@@ -222,19 +221,22 @@ with st.expander("Benchmark: datasets, pool and metric", expanded=True):
 if qrels is None or (pool_kind != "corpus" and not pool):
     st.warning("Choose the judgements and the dataset that declares the pool.")
     st.stop()
-chosen = dataclasses.replace(
-    cfg,
-    run=run,
-    qrels=qrels,
-    pool_kind=pool_kind,
-    pool=pool,
-    analytic_unit=unit,
-    noise_run=noise,
-    harness=harness,
-    metric=metric,
-    ties=ties,
-    compare=tuple(c for c in cfg.compare if c != run),
-)
+try:
+    chosen = cfg.with_changes(
+        run=run,
+        qrels=qrels,
+        pool_kind=pool_kind,
+        pool=pool,
+        analytic_unit=unit,
+        noise_run=noise,
+        harness=harness,
+        metric=metric,
+        ties=ties,
+        compare=tuple(c for c in cfg.compare if c != run),
+    )
+except EvalValidityError as exc:
+    st.error(str(exc))
+    st.stop()
 if chosen != cfg:
     state.set_config(chosen)
 
