@@ -20,7 +20,7 @@ Examples
 >>> qrels = pa.table({"qid": ["q1", "q2"], "docid": ["a", "b"], "rel": [1, 1]})
 >>> result = check_tables(None, qrels, pool=PoolSpec(corpus_size=8), seeds=4)
 >>> result.verdict, [r.code for r in result.reasons]
-('broken', ['no_headroom', 'check1_passed'])
+('warning', ['low_headroom', 'check1_passed', 'pool_smaller_than_k'])
 >>> result.plan.pool.corpus_size
 8
 """
