@@ -57,7 +57,19 @@ from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import ParameterError
 from evalvalidity.io.scoring import score_run
 
-__all__ = ["check_benchmark", "check_tables", "load_inputs"]
+__all__ = [
+    "CheckInputs",
+    "CheckPlan",
+    "CheckResult",
+    "DatasetRef",
+    "PoolDeclaration",
+    "PoolSpec",
+    "Thresholds",
+    "check_benchmark",
+    "check_tables",
+    "load_inputs",
+    "plan_for_tables",
+]
 
 Progress = Callable[[float, str], None]
 
