@@ -13,9 +13,7 @@ DuckDB connection per call, so no connection is shared either.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,12 +23,13 @@ import pyarrow.compute as pc
 import streamlit as st
 
 from evalvalidity.analysis import examples as demo
-from evalvalidity.analysis.checks import CheckResult, PoolSpec, check_benchmark
+from evalvalidity.analysis.check import check_benchmark
+from evalvalidity.analysis.plan import CheckInputs, CheckPlan, PoolSpec
+from evalvalidity.analysis.results import CheckResult
+from evalvalidity.core.types import Progress
 from evalvalidity.errors import EvalValidityError, ParameterError
 from evalvalidity.io.ingest import KINDS, read
 from evalvalidity.io.workspace import DatasetInfo, Workspace, default_path
-
-Progress = Callable[[float, str], None]
 
 #: The ways of declaring the pool, as the Health page offers them.
 POOL_KINDS: dict[str, str] = {
@@ -101,7 +100,7 @@ def replace_config(**changes: Any) -> demo.Preset | None:
     current = config()
     if current is None:
         return None
-    updated = dataclasses.replace(current, **changes)
+    updated = current.with_changes(**changes)
     set_config(updated)
     return updated
 
@@ -242,7 +241,7 @@ def rename(old: str, new: str) -> DatasetInfo:
         if current.pool_kind != "corpus" and current.pool == old:
             fields["pool"] = new
         fields["compare"] = tuple(new if c == old else c for c in current.compare)
-        st.session_state["config"] = dataclasses.replace(current, **fields)
+        st.session_state["config"] = current.with_changes(**fields)
     return info
 
 
@@ -286,81 +285,45 @@ def _table(ws: Workspace, fingerprint: tuple[str, str, str], kind: str) -> pa.Ta
     show_spinner="Running the checks: floors, Check 1, Check 2, inferred N…", max_entries=64
 )
 def _check(
-    workspace_path: str,
-    run: tuple[str, str, str] | None,
-    qrels: tuple[str, str, str],
-    pool_kind: str,
-    corpus_size: int | None,
-    pool: tuple[str, str, str] | None,
-    analytic_unit: str,
-    noise_run: tuple[str, str, str] | None,
-    harness: tuple[str, str, str] | None,
-    compare: tuple[tuple[str, str, str], ...],
-    metric: str,
-    seeds: int | str,
-    ties: str,
+    workspace_path: str, plan_json: str, fingerprints: tuple[tuple[str, str, str, str], ...]
 ) -> CheckResult:
+    """The check of a plan; ``fingerprints`` (role, name, id, sha256) key the cache on content."""
     ws = Workspace(workspace_path)
-    if pool_kind == "corpus":
-        if corpus_size is None:
-            raise ParameterError("Give the corpus size.")
-        spec = PoolSpec(corpus_size=corpus_size)
+    plan = CheckPlan.from_json(plan_json)
+    kinds = {"run": "run", "qrels": "qrels", "noise_run": "run", "harness_output": "harness"}
+    tables: dict[str, pa.Table] = {}
+    compare: dict[str, pa.Table] = {}
+    pool_table = None
+    for role, name, dataset_id, sha in fingerprints:
+        if role == "pool":
+            pool_table = _table(ws, (name, dataset_id, sha), plan.pool.kind)
+        elif role.startswith("compare:"):
+            compare[role.split(":", 1)[1]] = _table(ws, (name, dataset_id, sha), "run")
+        else:
+            tables[role] = _table(ws, (name, dataset_id, sha), kinds[role])
+    declared = plan.pool
+    if declared.kind == "corpus":
+        spec = PoolSpec(corpus_size=declared.corpus_size)
     else:
-        if pool is None:
-            raise ParameterError("Choose the dataset that declares the pool.")
-        table = _table(ws, pool, pool_kind)
-        spec = (
-            PoolSpec(pools=table)
-            if pool_kind == "pools"
-            else PoolSpec(candidates=table)
-            if pool_kind == "candidates"
-            else PoolSpec(units=table, analytic_unit=analytic_unit)
-        )
-    others = {f[0]: _table(ws, f, "run") for f in compare} or None
-    return check_benchmark(
-        _table(ws, run, "run") if run is not None else None,
-        _table(ws, qrels, "qrels"),
-        pool=spec,
-        metric=metric,
-        noise_run=_table(ws, noise_run, "run") if noise_run is not None else None,
-        harness_output=_table(ws, harness, "harness") if harness is not None else None,
-        other_runs=others,
-        run_name=run[0] if run is not None else "run",
-        seeds=seeds,
-        ties=ties,
-        seed=0,
-    )
+        spec = PoolSpec(**{declared.kind: pool_table, "analytic_unit": declared.analytic_unit})
+    inputs = CheckInputs(pool=spec, compare=compare, **tables)
+    return check_benchmark(plan, inputs)
 
 
 def run_check(cfg: demo.Preset) -> CheckResult:
-    """The check of a configuration, from the cache when it ran before.
+    """The check of a configuration's plan, from the cache when it ran before.
 
     Raises
     ------
     EvalValidityError
         What the library raises on bad input, for the page to show.
     """
-    qrels = _fingerprint(cfg.qrels)
-    if qrels is None:
-        raise ParameterError("Choose the judgements (qrels).")
-    compare = tuple(
-        f for f in (_fingerprint(c) for c in cfg.compare if c != cfg.run) if f is not None
-    )
-    return _check(
-        str(workspace().path),
-        _fingerprint(cfg.run),
-        qrels,
-        cfg.pool_kind,
-        int(cfg.pool) if cfg.pool_kind == "corpus" else None,
-        _fingerprint(str(cfg.pool)) if cfg.pool_kind != "corpus" else None,
-        cfg.analytic_unit,
-        _fingerprint(cfg.noise_run),
-        _fingerprint(cfg.harness),
-        compare,
-        cfg.metric,
-        cfg.seeds,
-        cfg.ties,
-    )
+    fingerprints = []
+    for role, ref in cfg.plan.refs.items():
+        found = _fingerprint(ref.name)
+        assert found is not None
+        fingerprints.append((role, *found))
+    return _check(str(workspace().path), cfg.plan.to_json(indent=None), tuple(fingerprints))
 
 
 def current_result() -> tuple[demo.Preset | None, CheckResult | None, str | None]:

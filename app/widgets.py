@@ -9,8 +9,8 @@ import explain
 import state
 import streamlit as st
 
-from evalvalidity.analysis.checks import CheckResult
 from evalvalidity.analysis.examples import Preset
+from evalvalidity.analysis.results import CheckResult
 
 
 def result_or_stop() -> tuple[Preset, CheckResult]:

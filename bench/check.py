@@ -36,7 +36,7 @@ MARCO_POOL = 8_841_823
 
 def _worker(case: str) -> None:
     t0 = time.perf_counter()
-    from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+    from evalvalidity.analysis.check import PoolSpec, check_tables
     from evalvalidity.io.ingest import read_harness, read_qrels, read_run, read_units
 
     imported = time.perf_counter() - t0
@@ -49,7 +49,7 @@ def _worker(case: str) -> None:
             read_units(d / "units.tsv"),
         )
         harness = read_harness(d / "harness.csv") if case == "writeup-harness" else None
-        result = check_benchmark(run, qrels, pool=PoolSpec(units=units), harness_output=harness)
+        result = check_tables(run, qrels, pool=PoolSpec(units=units), harness_output=harness)
     else:
         sys.path.insert(0, str(HERE))
         from score import generate  # the same file bench/score.py times
@@ -57,7 +57,7 @@ def _worker(case: str) -> None:
         run_path, qrels_path = generate(6_980, 7_000_000, HERE / "out")
         start = time.perf_counter()
         run, qrels = read_run(run_path), read_qrels(qrels_path)
-        result = check_benchmark(run, qrels, pool=PoolSpec(corpus_size=MARCO_POOL))
+        result = check_tables(run, qrels, pool=PoolSpec(corpus_size=MARCO_POOL))
     seconds = time.perf_counter() - start
     harness_check = result.harness
     print(

@@ -77,7 +77,7 @@ def test_health_changing_k_answers_from_the_cache(app_on, demo_root, monkeypatch
     real = state.check_benchmark
 
     def counting(*args, **kwargs):
-        calls.append(kwargs["metric"])
+        calls.append(args[0].metric)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(state, "check_benchmark", counting)

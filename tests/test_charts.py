@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+from evalvalidity.analysis.check import PoolSpec, check_tables
 from evalvalidity.core.floors import noise_floor
 from evalvalidity.core.metrics import parse_metric
 from evalvalidity.errors import ParameterError
@@ -34,7 +34,7 @@ def _table(path: Path, kind: str) -> pa.Table:
 @pytest.fixture(scope="module")
 def toy():
     folder = DATA / "toy"
-    return check_benchmark(
+    return check_tables(
         _table(folder / "model.trec", "run"),
         _table(folder / "qrels.txt", "qrels"),
         pool=PoolSpec(corpus_size=200),
@@ -48,7 +48,7 @@ def toy():
 @pytest.fixture(scope="module")
 def unitsbug():
     folder = DATA / "unitsbug"
-    return check_benchmark(
+    return check_tables(
         _table(folder / "model.trec", "run"),
         _table(folder / "qrels.txt", "qrels"),
         pool=PoolSpec(units=_table(folder / "units.tsv", "units"), analytic_unit="chunks"),
@@ -77,7 +77,7 @@ def large():
             "score": [10.0 - j for _ in range(n) for j in range(10)],
         }
     )
-    return check_benchmark(run, qrels, pool=PoolSpec(corpus_size=5000), seeds=2)
+    return check_tables(run, qrels, pool=PoolSpec(corpus_size=5000), seeds=2)
 
 
 def _layers(spec: dict) -> list[dict]:

@@ -12,13 +12,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from evalvalidity.analysis.checks import (
-    PoolSpec,
-    Thresholds,
-    benchmark_floor,
-    check_benchmark,
-    noise_runs,
-)
+from evalvalidity.analysis.check import check_tables
+from evalvalidity.analysis.check1 import random_runs
+from evalvalidity.analysis.plan import PoolSpec, Thresholds
+from evalvalidity.analysis.pools import benchmark_floor
 from evalvalidity.analysis.scenarios import write_all
 from evalvalidity.core.floors import noise_floor
 from evalvalidity.errors import InputDataError, ParameterError
@@ -45,7 +42,7 @@ def test_bundled_scenarios_match_their_generator(writeup):
 
 def test_healthy_toy_corpus_passes(writeup):
     d = writeup / "toy"
-    result = check_benchmark(
+    result = check_tables(
         read_run(d / "model.trec"),
         read_qrels(d / "qrels.txt"),
         pool=PoolSpec(corpus_size=200),
@@ -62,7 +59,7 @@ def test_healthy_toy_corpus_passes(writeup):
 
 def test_pool_of_eight_passes_check1_but_is_broken_for_lack_of_headroom(writeup):
     d = writeup / "pool8"
-    result = check_benchmark(
+    result = check_tables(
         read_run(d / "model.trec"),
         read_qrels(d / "qrels.txt"),
         pool=PoolSpec(pools=read_pools(d / "pools.tsv")),
@@ -83,7 +80,7 @@ def test_pool_of_eight_passes_check1_but_is_broken_for_lack_of_headroom(writeup)
 def test_units_bug_shows_five_to_six_times_and_names_the_cause(writeup):
     d = writeup / "unitsbug"
     units = read_units(d / "units.tsv")
-    result = check_benchmark(
+    result = check_tables(
         read_run(d / "model.trec"),
         read_qrels(d / "qrels.txt"),
         pool=PoolSpec(units=units, analytic_unit="chunks"),
@@ -105,7 +102,7 @@ def test_units_bug_shows_five_to_six_times_and_names_the_cause(writeup):
 
 def test_units_bug_with_units_map_declared_covers_one(writeup):
     d = writeup / "unitsbug"
-    result = check_benchmark(
+    result = check_tables(
         read_run(d / "model.trec"),
         read_qrels(d / "qrels.txt"),
         pool=PoolSpec(units=read_units(d / "units.tsv")),
@@ -118,7 +115,7 @@ def test_units_bug_with_units_map_declared_covers_one(writeup):
 
 def test_builtin_check1_reproduces_the_units_bug_when_the_analytic_counts_chunks(writeup):
     d = writeup / "unitsbug"
-    result = check_benchmark(
+    result = check_tables(
         read_run(d / "model.trec"),
         read_qrels(d / "qrels.txt"),
         pool=PoolSpec(units=read_units(d / "units.tsv"), analytic_unit="chunks"),
@@ -142,7 +139,7 @@ def cranfield():
 
 
 def test_cranfield_dense_against_noise_is_healthy(cranfield):
-    result = check_benchmark(
+    result = check_tables(
         cranfield["dense"],
         cranfield["qrels"],
         pool=PoolSpec(units=cranfield["units"]),
@@ -158,7 +155,7 @@ def test_cranfield_dense_against_noise_is_healthy(cranfield):
 
 
 def test_cranfield_hybrid_noise_run_is_flagged_as_a_leak(cranfield):
-    result = check_benchmark(
+    result = check_tables(
         cranfield["dense"],
         cranfield["qrels"],
         pool=PoolSpec(units=cranfield["units"]),
@@ -173,7 +170,7 @@ def test_cranfield_hybrid_noise_run_is_flagged_as_a_leak(cranfield):
 
 
 def test_stated_components_change_the_leak_explanation(cranfield):
-    result = check_benchmark(
+    result = check_tables(
         cranfield["dense"],
         cranfield["qrels"],
         pool=PoolSpec(units=cranfield["units"]),
@@ -186,7 +183,7 @@ def test_stated_components_change_the_leak_explanation(cranfield):
 
 
 def test_comparison_of_runs_and_power(cranfield):
-    result = check_benchmark(
+    result = check_tables(
         cranfield["dense"],
         cranfield["qrels"],
         pool=PoolSpec(units=cranfield["units"]),
@@ -206,8 +203,8 @@ def test_json_carries_the_contract_keys_and_is_deterministic(writeup):
     d = writeup / "toy"
     args = dict(pool=PoolSpec(corpus_size=200), noise_run=read_run(d / "noise.trec"), seed=7)
     run, qrels = read_run(d / "model.trec"), read_qrels(d / "qrels.txt")
-    first = report.to_json(check_benchmark(run, qrels, **args))
-    second = report.to_json(check_benchmark(run, qrels, **args))
+    first = report.to_json(check_tables(run, qrels, **args))
+    second = report.to_json(check_tables(run, qrels, **args))
     assert first == second
     data = json.loads(first)
     for key in (
@@ -254,7 +251,7 @@ def test_triage_is_sorted_by_share_of_the_floor_and_flags_degenerate_queries():
         }
     )
     run = pa.table({"qid": ["a", "b"], "docid": ["x", "y1"], "score": [1.0, 1.0]})
-    result = check_benchmark(run, qrels, pool=PoolSpec(corpus_size=50), seeds=4)
+    result = check_tables(run, qrels, pool=PoolSpec(corpus_size=50), seeds=4)
     t = result.queries
     assert list(t.qid) == ["b", "a", "d", "c"]
     assert np.all(np.diff(t.floor_share) <= 0)
@@ -269,7 +266,7 @@ def test_candidates_pool_counts_gold_outside_it():
     qrels = pa.table({"qid": ["q", "q"], "docid": ["a", "b"], "rel": [1, 1]})
     cands = pa.table({"qid": ["q"] * 4, "docid": ["a", "c", "d", "e"]})
     run = pa.table({"qid": ["q"] * 2, "docid": ["c", "a"], "score": [2.0, 1.0]})
-    result = check_benchmark(run, qrels, pool=PoolSpec(candidates=cands), seeds=50)
+    result = check_tables(run, qrels, pool=PoolSpec(candidates=cands), seeds=50)
     assert result.queries.pool_size[0] == 4 and result.queries.gold[0] == 1
     assert "gold_missing_from_pool" in result.queries.flags[0]
     expected = noise_floor("rr@10", 4, 1, judged=2).expected[0]
@@ -285,14 +282,14 @@ def test_benchmark_floor_matches_the_plain_floor():
     assert floor.expected[1] == pytest.approx(noise_floor("rr@10", 218, 2).expected[0])
 
 
-def test_noise_runs_are_seeded_uniform_and_lazy():
+def test_random_runs_are_seeded_uniform_and_lazy():
     qrels = pa.table({"qid": ["q1", "q2"], "docid": ["a", "b"], "rel": [1, 1]})
-    runs = list(noise_runs(qrels, PoolSpec(corpus_size=10_000_000), 3, depth=10, seed=1))
+    runs = list(random_runs(qrels, PoolSpec(corpus_size=10_000_000), 3, depth=10, seed=1))
     assert [s for s, _ in runs] == [0, 1, 2]
     table = runs[0][1]
     assert table.num_rows == 20
     assert len(set(table.column("docid").to_pylist())) == 20
-    again = list(noise_runs(qrels, PoolSpec(corpus_size=10_000_000), 3, depth=10, seed=1))
+    again = list(random_runs(qrels, PoolSpec(corpus_size=10_000_000), 3, depth=10, seed=1))
     assert runs[2][1].equals(again[2][1])
 
 
@@ -305,21 +302,21 @@ def test_bad_arguments_are_named():
     with pytest.raises(ParameterError, match="analytic_unit='chunks' needs a units map."):
         PoolSpec(corpus_size=3, analytic_unit="chunks")
     with pytest.raises(ParameterError, match="must be 'auto' or an int >= 1. Got 0 instead."):
-        check_benchmark(None, qrels, pool=PoolSpec(corpus_size=3), seeds=0)
+        check_tables(None, qrels, pool=PoolSpec(corpus_size=3), seeds=0)
     pools = pa.table({"qid": ["other"], "pool_size": [5]})
     with pytest.raises(
         InputDataError, match=r"^The pool sizes give no size for 1 judged query \(first: q\)\.$"
     ):
-        check_benchmark(None, qrels, pool=PoolSpec(pools=pools))
+        check_tables(None, qrels, pool=PoolSpec(pools=pools))
 
 
 def test_harness_output_with_several_measures_must_match_the_metric():
     qrels = pa.table({"qid": ["q"], "docid": ["a"], "rel": [1]})
     harness = pa.table({"qid": ["q", "q"], "measure": ["P_5", "map"], "value": [0.1, 0.2]})
     with pytest.raises(InputDataError, match="holds the measures P_5, map; none is rr@10"):
-        check_benchmark(None, qrels, pool=PoolSpec(corpus_size=10), harness_output=harness)
+        check_tables(None, qrels, pool=PoolSpec(corpus_size=10), harness_output=harness)
     harness = pa.table({"qid": ["q", "q"], "measure": ["recip_rank", "map"], "value": [0.3, 0.2]})
-    result = check_benchmark(
+    result = check_tables(
         None, qrels, pool=PoolSpec(corpus_size=10), metric="rr", harness_output=harness
     )
     assert result.harness.measure == "recip_rank"
@@ -330,7 +327,7 @@ def test_thresholds_drive_the_verdict(writeup):
     d = writeup / "toy"
     run, qrels = read_run(d / "model.trec"), read_qrels(d / "qrels.txt")
     strict = Thresholds(floor_share_warning=0.01)
-    result = check_benchmark(run, qrels, pool=PoolSpec(corpus_size=200), seeds=4, thresholds=strict)
+    result = check_tables(run, qrels, pool=PoolSpec(corpus_size=200), seeds=4, thresholds=strict)
     assert result.verdict == "warning"
     assert any(r.code == "low_headroom" for r in result.reasons)
 

@@ -244,12 +244,12 @@ def test_check_bad_usage_exits_2(capsys, extra, message):
     assert message in err
 
 
-def test_noise_runs_scored_by_a_harness_pass_check1(capsys, tmp_path):
+def test_random_runs_scored_by_a_harness_pass_check1(capsys, tmp_path):
     d = WRITEUP / "toy"
     out_dir = tmp_path / "noise"
     code, out, _ = run_cli(
         capsys,
-        "noise-run",
+        "random-runs",
         "--qrels",
         d / "qrels.txt",
         "--pool-size",

@@ -123,13 +123,13 @@ import os, sys, time
 from pathlib import Path
 from evalvalidity.io import atomic as _atomic
 from evalvalidity.report import records as report
-from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+from evalvalidity.analysis.check import PoolSpec, check_tables
 from evalvalidity.io.ingest import read_qrels, read_run
 target, ready, pause = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 toy = Path(sys.argv[4])
 versions = []
 for seed in (0, 1):
-    result = check_benchmark(read_run(toy / "model.trec"), read_qrels(toy / "qrels.txt"),
+    result = check_tables(read_run(toy / "model.trec"), read_qrels(toy / "qrels.txt"),
                              pool=PoolSpec(corpus_size=200), seeds=10, seed=seed)
     # a long report, so that a kill lands inside the write
     versions.append(report.to_json(result) + " " * (4 << 20) + "\\n")

@@ -24,7 +24,7 @@ import hashlib, json, sys
 from pathlib import Path
 import pyarrow as pa
 from evalvalidity.report import records as report
-from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+from evalvalidity.analysis.check import PoolSpec, check_tables
 from evalvalidity.io.ingest import read, read_harness, read_pools, read_qrels, read_run, read_units
 
 root, seed = Path(sys.argv[1]), int(sys.argv[2])
@@ -38,13 +38,13 @@ def table_digest(table):
     return digest(sink.getvalue().to_pybytes())
 out = {}
 cases = {
-    "toy": lambda: check_benchmark(read_run(w / "toy/model.trec"), read_qrels(w / "toy/qrels.txt"),
+    "toy": lambda: check_tables(read_run(w / "toy/model.trec"), read_qrels(w / "toy/qrels.txt"),
         pool=PoolSpec(corpus_size=200), noise_run=read_run(w / "toy/noise.trec"), seeds=20,
         seed=seed),
-    "pool8": lambda: check_benchmark(read_run(w / "pool8/model.trec"),
+    "pool8": lambda: check_tables(read_run(w / "pool8/model.trec"),
         read_qrels(w / "pool8/qrels.txt"), pool=PoolSpec(pools=read_pools(w / "pool8/pools.tsv")),
         noise_run=read_run(w / "pool8/noise.trec"), seeds=20, seed=seed),
-    "unitsbug": lambda: check_benchmark(read_run(w / "unitsbug/model.trec"),
+    "unitsbug": lambda: check_tables(read_run(w / "unitsbug/model.trec"),
         read_qrels(w / "unitsbug/qrels.txt"),
         pool=PoolSpec(units=read_units(w / "unitsbug/units.tsv")),
         harness_output=read_harness(w / "unitsbug/harness.csv"), seed=seed),
@@ -87,7 +87,7 @@ def test_reports_and_tables_are_byte_identical_across_processes():
 
 
 def test_the_seed_matters():
-    from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+    from evalvalidity.analysis.check import PoolSpec, check_tables
     from evalvalidity.io.ingest import read_qrels, read_run
     from evalvalidity.report import records as report
 
@@ -95,7 +95,7 @@ def test_the_seed_matters():
     run, qrels = read_run(toy / "model.trec"), read_qrels(toy / "qrels.txt")
     texts = [
         report.to_json(
-            check_benchmark(run, qrels, pool=PoolSpec(corpus_size=200), seeds=20, seed=seed)
+            check_tables(run, qrels, pool=PoolSpec(corpus_size=200), seeds=20, seed=seed)
         )
         for seed in (0, 0, 1)
     ]
@@ -105,13 +105,13 @@ def test_the_seed_matters():
 def test_the_same_check_twice_in_one_process_gives_the_same_json():
     from test_injection import hostile_benchmark
 
-    from evalvalidity.analysis.checks import check_benchmark
+    from evalvalidity.analysis.check import check_tables
     from evalvalidity.report import records as report
 
     texts = []
     for _ in range(2):
         run, noise, qrels, pool = hostile_benchmark()
-        result = check_benchmark(run, qrels, pool=pool, noise_run=noise, seeds=10, seed=5)
+        result = check_tables(run, qrels, pool=pool, noise_run=noise, seeds=10, seed=5)
         texts.append(report.to_json(result))
         texts.append(report.to_markdown(result) + report.to_text(result))
     assert texts[0] == texts[2] and texts[1] == texts[3]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+from evalvalidity.analysis.check import PoolSpec, check_tables
 from evalvalidity.cli import main
 from evalvalidity.errors import ParameterError
 from evalvalidity.io.ingest import read
@@ -25,7 +25,7 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "writeup"
 @pytest.fixture(scope="module")
 def pool8():
     folder = DATA / "pool8"
-    return check_benchmark(
+    return check_tables(
         read(folder / "model.trec").table,
         read(folder / "qrels.txt").table,
         pool=PoolSpec(pools=read(folder / "pools.tsv", kind="pools").table),
@@ -43,7 +43,7 @@ def hostile():
     run = pa.table(
         {"qid": ["<script>alert(1)</script>", "q&2"], "docid": ["a", "c"], "score": [1.0, 1.0]}
     )
-    return check_benchmark(
+    return check_tables(
         run, qrels, pool=PoolSpec(corpus_size=3), seeds=4, run_name="<img src=x onerror=alert(1)>"
     )
 

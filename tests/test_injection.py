@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+from evalvalidity.analysis.check import PoolSpec, check_tables
 from evalvalidity.errors import EvalValidityError, ParameterError
 from evalvalidity.io.ingest import _text, read
 from evalvalidity.io.scoring import score_run
@@ -233,7 +233,7 @@ def hostile_benchmark() -> tuple[pa.Table, pa.Table, pa.Table, PoolSpec]:
 @pytest.fixture(scope="module")
 def checked():
     run, noise, qrels, pool = hostile_benchmark()
-    return check_benchmark(
+    return check_tables(
         run, qrels, pool=pool, noise_run=noise, seeds=10, run_name=SCRIPT + "|" + SQL
     )
 
@@ -278,7 +278,7 @@ def test_check_benchmark_keeps_trailing_nuls_and_unit_separators():
     docids = ["d", "d", "c", "b\x1fc"]
     qrels = pa.table({"qid": qids, "docid": docids, "rel": [1, 1, 1, 1]})
     run = pa.table({"qid": qids, "docid": docids, "score": [1.0] * 4})
-    result = check_benchmark(run, qrels, pool=PoolSpec(corpus_size=10), seeds=5)
+    result = check_tables(run, qrels, pool=PoolSpec(corpus_size=10), seeds=5)
     assert result.n_queries == 4
     assert list(result.queries.gold) == [1, 1, 1, 1]
 
@@ -334,7 +334,7 @@ def test_markdown_keeps_a_carriage_return_inside_its_row():
             "pool_size": pool.pools.column("pool_size"),
         }
     )
-    result = check_benchmark(run, qrels, pool=PoolSpec(pools=pools), seeds=5)
+    result = check_tables(run, qrels, pool=PoolSpec(pools=pools), seeds=5)
     assert "\r" not in report.to_markdown(result, max_queries=50)
 
 
@@ -343,7 +343,7 @@ def test_markdown_shows_markdown_syntax_in_ids_as_text():
     qrels = pa.table({"qid": qids, "docid": ["d"] * 4, "rel": [1] * 4})
     run = pa.table({"qid": qids, "docid": ["d"] * 4, "score": [1.0] * 4})
     pools = pa.table({"qid": qids, "pool_size": [5] * 4})
-    result = check_benchmark(run, qrels, pool=PoolSpec(pools=pools), seeds=5)
+    result = check_tables(run, qrels, pool=PoolSpec(pools=pools), seeds=5)
     markdown = report.to_markdown(result, max_queries=50)
     for raw in ("](", "&lt;b", "`code`", "*bold*"):
         assert raw not in markdown

@@ -1,28 +1,17 @@
 """Health: choose the benchmark's datasets and metric; the verdict, the two checks, headroom."""
 
-import dataclasses
-
 import explain
 import state
 import streamlit as st
 import widgets
 
 from evalvalidity.analysis.examples import Preset
-from evalvalidity.core.metrics import FAMILIES
+from evalvalidity.core.metrics import FAMILIES, family_spec
+from evalvalidity.errors import EvalValidityError
 from evalvalidity.report import charts
 from evalvalidity.report import records as report
 
 NONE = "— none —"
-FAMILY_NAMES = {
-    "rr": "MRR (reciprocal rank)",
-    "hit": "Hit (success)",
-    "p": "Precision",
-    "r": "Recall",
-    "rprec": "R-precision",
-    "ap": "Average precision",
-    "ndcg": "nDCG (linear gains)",
-    "ndcg_exp": "nDCG (exponential gains)",
-}
 
 st.title("Benchmark health")
 st.caption(
@@ -174,15 +163,16 @@ with st.expander("Benchmark: datasets, pool and metric", expanded=True):
             "Metric",
             list(FAMILIES),
             index=list(FAMILIES).index(family_now) if family_now in FAMILIES else 0,
-            format_func=lambda f: FAMILY_NAMES.get(f, f),
+            format_func=lambda f: family_spec(f).title,
             key="cfg_family",
         )
         k_now = cfg.metric.split("@")[1].split("[")[0] if "@" in cfg.metric else None
-        no_cutoff = family in ("rr", "ap", "ndcg", "ndcg_exp", "rprec") and st.checkbox(
+        spec = family_spec(family)
+        no_cutoff = not spec.needs_k and st.checkbox(
             "No cutoff (the whole ranking)",
             value=k_now is None,
             key="cfg_cutoff",
-            disabled=family == "rprec",
+            disabled=not spec.accepts_k,
         )
         k = st.number_input(
             "Cutoff k",
@@ -191,9 +181,9 @@ with st.expander("Benchmark: datasets, pool and metric", expanded=True):
             step=1,
             value=int(k_now) if k_now and k_now.isdigit() else 10,
             key="cfg_k",
-            disabled=no_cutoff or family == "rprec",
+            disabled=no_cutoff or not spec.accepts_k,
         )
-        graded = family in ("ndcg", "ndcg_exp")
+        graded = not spec.binary
         rel_now = int(cfg.metric.split(">=")[1].rstrip("]")) if ">=" in cfg.metric else 1
         rel = st.number_input(
             "Relevant from grade",
@@ -206,7 +196,7 @@ with st.expander("Benchmark: datasets, pool and metric", expanded=True):
             help="Binary metrics count an item as relevant when its judged "
             "grade is at least this (nDCG uses the grades themselves).",
         )
-        metric = family if (no_cutoff or family == "rprec") else f"{family}@{int(k)}"
+        metric = family if (no_cutoff or not spec.accepts_k) else f"{family}@{int(k)}"
         if not graded and int(rel) > 1:
             metric += f"[rel>={int(rel)}]"
         ties_options = ["trec_eval", "given", "average"]
@@ -222,19 +212,22 @@ with st.expander("Benchmark: datasets, pool and metric", expanded=True):
 if qrels is None or (pool_kind != "corpus" and not pool):
     st.warning("Choose the judgements and the dataset that declares the pool.")
     st.stop()
-chosen = dataclasses.replace(
-    cfg,
-    run=run,
-    qrels=qrels,
-    pool_kind=pool_kind,
-    pool=pool,
-    analytic_unit=unit,
-    noise_run=noise,
-    harness=harness,
-    metric=metric,
-    ties=ties,
-    compare=tuple(c for c in cfg.compare if c != run),
-)
+try:
+    chosen = cfg.with_changes(
+        run=run,
+        qrels=qrels,
+        pool_kind=pool_kind,
+        pool=pool,
+        analytic_unit=unit,
+        noise_run=noise,
+        harness=harness,
+        metric=metric,
+        ties=ties,
+        compare=tuple(c for c in cfg.compare if c != run),
+    )
+except EvalValidityError as exc:
+    st.error(str(exc))
+    st.stop()
 if chosen != cfg:
     state.set_config(chosen)
 

@@ -3,7 +3,7 @@
 :func:`build_demo` ingests the files of ``data/writeup/{toy,pool8,unitsbug}`` and
 ``data/cranfield`` into a workspace as named, shared datasets (``toy.model``, ``toy.qrels``,
 ``cranfield.run_dense``, ...) and records, beside them, each example's check configuration
-(:class:`Preset`) in ``presets.json`` at the workspace's root, so that the dashboard opens on a
+(:class:`Preset`, a named :class:`~evalvalidity.analysis.plan.CheckPlan`) in ``presets.json`` at the workspace's root, so that the dashboard opens on a
 ready example. Dataset names use a dot between the example and the file: workspace names are
 never paths, so they hold no ``/``.
 
@@ -22,17 +22,18 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from evalvalidity.analysis.plan import CheckPlan, DatasetRef, PoolDeclaration
+from evalvalidity.core.types import Progress
 from evalvalidity.errors import ParameterError
 from evalvalidity.io.workspace import DatasetInfo, Workspace
 
@@ -52,8 +53,6 @@ __all__ = [
 #: The file in a workspace's root that records the check configurations.
 PRESETS_FILE: Final = "presets.json"
 
-Progress = Callable[[float, str], None]
-
 
 @dataclass(frozen=True)
 class DemoFile:
@@ -65,9 +64,13 @@ class DemoFile:
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Preset:
-    """A check configuration: which datasets play which part, and the check's parameters.
+    """A named check plan: which datasets play which part, and the check's parameters.
+
+    Built from a :class:`~evalvalidity.analysis.plan.CheckPlan` (``plan=``) or from the fields
+    below, which name workspace datasets; either way it holds the plan, and the fields read it
+    back.
 
     Attributes
     ----------
@@ -75,6 +78,11 @@ class Preset:
         Identifier (``toy``, ``cranfield-hybrid``, ...).
     title, summary : str
         What the example shows, for the dashboard.
+    plan : CheckPlan
+        The check, every input a workspace dataset.
+
+    Other Parameters
+    ----------------
     run, qrels : str
         Dataset names of the model's run and of the judgements.
     pool_kind : str
@@ -94,56 +102,145 @@ class Preset:
         Seeds of the built-in Check 1.
     ties : str
         The scorer's tie policy: ``trec_eval``, ``given`` or ``average``.
+
+    Examples
+    --------
+    >>> p = Preset("toy", "Toy", "", run="toy.model", qrels="toy.qrels", pool_kind="corpus",
+    ...            pool=200, seeds=20)
+    >>> p.plan.pool.corpus_size, p.run, p.with_changes(metric="rr@5").plan.metric
+    (200, 'toy.model', 'rr@5')
+    >>> Preset.from_json(p.to_json()) == p
+    True
     """
 
     name: str
     title: str
     summary: str
-    run: str | None
-    qrels: str
-    pool_kind: str
-    pool: str | int
-    analytic_unit: str = "documents"
-    noise_run: str | None = None
-    harness: str | None = None
-    compare: tuple[str, ...] = ()
-    metric: str = "rr@10"
-    seeds: int | str = "auto"
-    ties: str = "trec_eval"
+    plan: CheckPlan
 
-    def __post_init__(self) -> None:
-        if self.pool_kind not in ("corpus", "pools", "candidates", "units"):
+    def __init__(
+        self, name: str, title: str, summary: str, plan: CheckPlan | None = None, **fields: Any
+    ) -> None:
+        if plan is None:
+            plan = _plan_of(**fields)
+        elif fields:
             raise ParameterError(
-                "The 'pool_kind' of a Preset must be corpus, pools, candidates or units. Got "
-                f"{self.pool_kind!r} instead."
+                f"Give a Preset a plan or its fields, not both. Got {', '.join(sorted(fields))}."
             )
-        if self.pool_kind == "corpus" and (
-            isinstance(self.pool, bool) or not isinstance(self.pool, int) or self.pool < 1
-        ):
+        if not isinstance(plan, CheckPlan):
             raise ParameterError(
-                f"A Preset with a corpus pool needs its size as an int >= 1. Got {self.pool!r}."
+                f"The 'plan' of a Preset must be a CheckPlan. Got {type(plan).__name__} instead."
             )
-        if self.pool_kind != "corpus" and not isinstance(self.pool, str):
-            raise ParameterError(
-                f"A Preset with a {self.pool_kind} pool needs a dataset name. Got {self.pool!r}."
-            )
+        for ref in plan.refs.values():
+            if ref.source != "dataset":
+                raise ParameterError(
+                    f"A Preset's plan names workspace datasets only. Got the {ref.source} "
+                    f"{ref.name!r}."
+                )
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "title", title)
+        object.__setattr__(self, "summary", summary)
+        object.__setattr__(self, "plan", plan)
+
+    # The plan's parts, by the names the dashboard uses.
+    @property
+    def run(self) -> str | None:
+        """Dataset name of the model's run."""
+        return self.plan.run.name if self.plan.run is not None else None
+
+    @property
+    def qrels(self) -> str:
+        """Dataset name of the judgements."""
+        return self.plan.qrels.name
+
+    @property
+    def pool_kind(self) -> str:
+        """``corpus``, ``pools``, ``candidates`` or ``units``."""
+        return self.plan.pool.kind
+
+    @property
+    def pool(self) -> str | int:
+        """The corpus size, or the dataset name declaring the pool."""
+        ref = self.plan.pool.ref
+        if ref is None:
+            assert self.plan.pool.corpus_size is not None
+            return self.plan.pool.corpus_size
+        return ref.name
+
+    @property
+    def analytic_unit(self) -> str:
+        """``documents`` or ``chunks``."""
+        return self.plan.pool.analytic_unit
+
+    @property
+    def noise_run(self) -> str | None:
+        """Dataset name of the noise run."""
+        return self.plan.noise_run.name if self.plan.noise_run is not None else None
+
+    @property
+    def harness(self) -> str | None:
+        """Dataset name of the harness's output."""
+        ref = self.plan.harness_output
+        return ref.name if ref is not None else None
+
+    @property
+    def compare(self) -> tuple[str, ...]:
+        """Dataset names of the runs compared with ``run``."""
+        return tuple(ref.name for _, ref in self.plan.compare)
+
+    @property
+    def metric(self) -> str:
+        """The metric's spelling."""
+        return self.plan.metric
+
+    @property
+    def seeds(self) -> int | str:
+        """Seeds of the built-in Check 1."""
+        return self.plan.seeds
+
+    @property
+    def ties(self) -> str:
+        """The tie policy."""
+        return self.plan.ties
+
+    def fields(self) -> dict[str, Any]:
+        """The keyword fields that build this preset's plan again."""
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    def with_changes(self, **changes: Any) -> Preset:
+        """A copy with some fields (``run``, ``metric``, ..., or ``plan``) changed."""
+        if "plan" in changes:
+            plan = changes.pop("plan")
+            if changes:
+                raise ParameterError("Change a Preset's plan or its fields, not both.")
+            return Preset(self.name, self.title, self.summary, plan)
+        unknown = sorted(set(changes) - set(_FIELDS))
+        if unknown:
+            raise ParameterError(f"A Preset has no field {', '.join(map(repr, unknown))}.")
+        merged = {**self.fields(), **changes}
+        plan = _plan_of(**merged).replace(
+            seed=self.plan.seed,
+            thresholds=self.plan.thresholds,
+            noise_components_off=self.plan.noise_components_off,
+        )
+        return Preset(self.name, self.title, self.summary, plan)
 
     def datasets(self) -> tuple[str, ...]:
         """Every dataset name the configuration uses."""
-        names = [self.run, self.qrels, self.noise_run, self.harness, *self.compare]
-        if self.pool_kind != "corpus":
-            names.append(str(self.pool))
-        return tuple(n for n in names if n is not None)
+        return tuple(ref.name for ref in self.plan.refs.values())
 
     def to_json(self) -> dict[str, Any]:
-        """The record written to ``presets.json``."""
-        record = dataclasses.asdict(self)
-        record["compare"] = list(self.compare)
-        return record
+        """The record written to ``presets.json``: name, title, summary and the plan's JSON."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "summary": self.summary,
+            "plan": self.plan.to_dict(),
+        }
 
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> Preset:
-        """Inverse of :meth:`to_json`.
+        """Inverse of :meth:`to_json` (and reads the flat records of earlier versions).
 
         Raises
         ------
@@ -152,13 +249,84 @@ class Preset:
         """
         if not isinstance(record, dict):
             raise ParameterError(f"A preset record must be an object. Got {record!r}.")
-        fields = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in record.items() if k in fields}
+        head: dict[str, Any] = {k: record.get(k) for k in ("name", "title", "summary")}
+        if not all(isinstance(v, str) for v in head.values()):
+            raise ParameterError(f"Incomplete preset record {record!r}: name, title, summary.")
+        if "plan" in record:
+            return cls(**head, plan=CheckPlan.from_dict(record["plan"]))
+        values = {k: v for k, v in record.items() if k in _FIELDS}
         values["compare"] = tuple(values.get("compare", ()))
         try:
-            return cls(**values)
+            return cls(**head, **values)
         except TypeError as exc:
             raise ParameterError(f"Incomplete preset record {record!r}: {exc}.") from exc
+
+
+_FIELDS = (
+    "run",
+    "qrels",
+    "pool_kind",
+    "pool",
+    "analytic_unit",
+    "noise_run",
+    "harness",
+    "compare",
+    "metric",
+    "seeds",
+    "ties",
+)
+
+
+def _plan_of(
+    *,
+    run: str | None,
+    qrels: str,
+    pool_kind: str,
+    pool: str | int,
+    analytic_unit: str = "documents",
+    noise_run: str | None = None,
+    harness: str | None = None,
+    compare: Sequence[str] = (),
+    metric: str = "rr@10",
+    seeds: int | str = "auto",
+    ties: str = "trec_eval",
+) -> CheckPlan:
+    """The plan of a preset's fields: every name a workspace dataset."""
+    if pool_kind not in ("corpus", "pools", "candidates", "units"):
+        raise ParameterError(
+            "The 'pool_kind' of a Preset must be corpus, pools, candidates or units. Got "
+            f"{pool_kind!r} instead."
+        )
+    if pool_kind == "corpus" and (isinstance(pool, bool) or not isinstance(pool, int) or pool < 1):
+        raise ParameterError(
+            f"A Preset with a corpus pool needs its size as an int >= 1. Got {pool!r}."
+        )
+    if pool_kind != "corpus" and not isinstance(pool, str):
+        raise ParameterError(
+            f"A Preset with a {pool_kind} pool needs a dataset name. Got {pool!r}."
+        )
+    if pool_kind != "corpus" and not pool:
+        raise ParameterError("Choose the dataset that declares the pool.")
+    if pool_kind != "units":
+        analytic_unit = "documents"
+    declaration: dict[str, Any] = (
+        {"corpus_size": pool}
+        if pool_kind == "corpus"
+        else {pool_kind: DatasetRef.dataset(str(pool)), "analytic_unit": analytic_unit}
+    )
+    declared = PoolDeclaration(**declaration)
+    return CheckPlan(
+        run=DatasetRef.dataset(run) if run is not None else None,
+        run_name=run if run is not None else "run",
+        compare=tuple((c, DatasetRef.dataset(c)) for c in dict.fromkeys(compare) if c != run),
+        qrels=DatasetRef.dataset(qrels),
+        pool=declared,
+        noise_run=DatasetRef.dataset(noise_run) if noise_run is not None else None,
+        harness_output=DatasetRef.dataset(harness) if harness is not None else None,
+        metric=metric,
+        seeds=seeds,  # type: ignore[arg-type]
+        ties=ties,  # type: ignore[arg-type]
+    )
 
 
 def _files(example: str, pairs: Iterable[tuple[str, str]]) -> tuple[DemoFile, ...]:

@@ -4,7 +4,7 @@
 :mod:`evalvalidity.core.embed` (:class:`~evalvalidity.core.embed.HashingEmbedder`,
 :func:`~evalvalidity.core.embed.noise_like`, :func:`~evalvalidity.core.embed.exact_cosine_topk`,
 :func:`~evalvalidity.core.embed.embed_and_rank`), then hands both rankings to
-:func:`evalvalidity.analysis.checks.check_benchmark`.
+:func:`evalvalidity.analysis.check.check_benchmark`.
 
 Importing this module needs numpy only; pyarrow and the checks are imported when
 :func:`noise_test` runs.
@@ -90,7 +90,7 @@ def noise_test(
     Embeds the corpus and the queries once with ``embed``, ranks them by exact cosine, then
     replaces every vector (corpus and queries) with Gaussian noise of the same norms and ranks
     again with the same index. Both rankings are scored by the package's scorer and handed to
-    :func:`evalvalidity.analysis.checks.check_benchmark`, which returns the same result as the
+    :func:`evalvalidity.analysis.check.check_benchmark`, which returns the same result as the
     file-based check, with Check 2 filed under ``live``. Swapping ``embed`` is all a user
     changes.
 
@@ -121,7 +121,7 @@ def noise_test(
 
     Returns
     -------
-    evalvalidity.analysis.checks.CheckResult
+    evalvalidity.analysis.results.CheckResult
 
     Examples
     --------
@@ -135,7 +135,7 @@ def noise_test(
     """
     import pyarrow as pa
 
-    from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+    from evalvalidity.analysis.check import PoolSpec, check_tables
 
     func = "noise_test"
     _check_embed(embed, func)
@@ -184,7 +184,7 @@ def noise_test(
         if progress:
             progress(0.3 + 0.7 * fraction, message)
 
-    return check_benchmark(
+    return check_tables(
         _run_table(real),
         qrels_table,
         pool=pool,

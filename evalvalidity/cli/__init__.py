@@ -32,7 +32,7 @@ _COMMAND_MODULES = (
     "score",
     "ingest",
     "datasets",
-    "noise_run",
+    "random_runs",
     "check",
     "report",
     "app",

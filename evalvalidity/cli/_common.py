@@ -14,7 +14,9 @@ from evalvalidity.errors import ParameterError
 __all__ = [
     "add_pool_arguments",
     "add_workspace_argument",
+    "dataset_ref",
     "load_table",
+    "pool_declaration_from_args",
     "pool_from_args",
     "progress_printer",
     "run_display_name",
@@ -68,9 +70,17 @@ def load_table(spec: str, kind: str, args: argparse.Namespace) -> pa.Table:
     return load(spec, kind, workspace=getattr(args, "workspace", None))
 
 
-def pool_from_args(args: argparse.Namespace, *, required: bool) -> Any:
-    """Build the :class:`~evalvalidity.analysis.checks.PoolSpec` the arguments declare, or None."""
-    from evalvalidity.analysis.checks import PoolSpec
+def dataset_ref(spec: str | os.PathLike[str]) -> Any:
+    """A :class:`~evalvalidity.analysis.plan.DatasetRef`: an existing file, else a dataset name."""
+    from evalvalidity.analysis.plan import DatasetRef
+
+    name = os.fspath(spec)
+    return DatasetRef.file(name) if os.path.isfile(name) else DatasetRef.dataset(name)
+
+
+def pool_declaration_from_args(args: argparse.Namespace, *, required: bool) -> Any:
+    """The :class:`~evalvalidity.analysis.plan.PoolDeclaration` the arguments give, or None."""
+    from evalvalidity.analysis.plan import PoolDeclaration
 
     given = [
         flag
@@ -95,12 +105,25 @@ def pool_from_args(args: argparse.Namespace, *, required: bool) -> Any:
     if args.pool_size is not None:
         if args.pool_size < 1:
             raise ParameterError(f"--pool-size must be at least 1. Got {args.pool_size}.")
-        return PoolSpec(corpus_size=args.pool_size)
+        return PoolDeclaration(corpus_size=args.pool_size)
     if args.pools is not None:
-        return PoolSpec(pools=load_table(args.pools, "pools", args))
+        return PoolDeclaration(pools=dataset_ref(args.pools))
     if args.candidates is not None:
-        return PoolSpec(candidates=load_table(args.candidates, "candidates", args))
-    return PoolSpec(units=load_table(args.units, "units", args), analytic_unit=args.analytic_unit)
+        return PoolDeclaration(candidates=dataset_ref(args.candidates))
+    return PoolDeclaration(units=dataset_ref(args.units), analytic_unit=args.analytic_unit)
+
+
+def pool_from_args(args: argparse.Namespace, *, required: bool) -> Any:
+    """The :class:`~evalvalidity.analysis.plan.PoolSpec` the arguments declare, or None."""
+    from evalvalidity.analysis.plan import PoolSpec
+
+    declared = pool_declaration_from_args(args, required=required)
+    if declared is None:
+        return None
+    if declared.kind == "corpus":
+        return PoolSpec(corpus_size=declared.corpus_size)
+    table = load_table(declared.ref.name, declared.kind, args)
+    return PoolSpec(**{declared.kind: table, "analytic_unit": declared.analytic_unit})
 
 
 def run_display_name(spec: str) -> str:

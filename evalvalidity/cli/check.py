@@ -9,14 +9,14 @@ from typing import Any
 from evalvalidity.cli._common import (
     add_pool_arguments,
     add_workspace_argument,
-    load_table,
-    pool_from_args,
+    dataset_ref,
+    pool_declaration_from_args,
     progress_printer,
     run_display_name,
 )
 from evalvalidity.errors import ParameterError
 
-__all__ = ["add_check_arguments", "register", "result_from_args", "run"]
+__all__ = ["add_check_arguments", "plan_from_args", "register", "result_from_args", "run"]
 
 _GATES = {"broken": ("broken",), "warning": ("broken", "warning"), "never": ()}
 
@@ -27,11 +27,10 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
         "--run",
         action="append",
         metavar="FILE",
-        required=True,
         help="the model's run (a file or a workspace dataset); repeat to "
-        "compare more runs with the first",
+        "compare more runs with the first (required unless --plan)",
     )
-    parser.add_argument("--qrels", required=True, metavar="FILE", help="the judgements")
+    parser.add_argument("--qrels", metavar="FILE", help="the judgements (required unless --plan)")
     parser.add_argument(
         "--noise-run",
         metavar="FILE",
@@ -66,6 +65,14 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
         help="tie policy of the scorer (default trec_eval)",
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--plan",
+        metavar="FILE",
+        help="run the check plan saved in FILE (by --save-plan) instead of naming the inputs",
+    )
+    parser.add_argument(
+        "--save-plan", metavar="FILE", help="write the check plan (JSON) to FILE, then run it"
+    )
     add_workspace_argument(parser)
 
 
@@ -91,10 +98,53 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def result_from_args(args: argparse.Namespace, progress: Any = None) -> Any:
-    """Load the inputs the arguments name and run the check; returns a CheckResult."""
-    from evalvalidity.analysis.checks import check_benchmark
+#: The arguments a saved plan replaces, with their defaults.
+_PLAN_ARGUMENTS = {
+    "run": None,
+    "qrels": None,
+    "noise_run": None,
+    "noise_components_off": None,
+    "harness_output": None,
+    "pool_size": None,
+    "pools": None,
+    "candidates": None,
+    "units": None,
+    "analytic_unit": "documents",
+    "metric": "mrr@10",
+    "seeds": "auto",
+    "ties": "trec_eval",
+    "seed": 0,
+}
 
+
+def plan_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~evalvalidity.analysis.plan.CheckPlan` the arguments describe.
+
+    With ``--plan FILE``, the plan saved in FILE (no argument naming an input or a parameter
+    may be given beside it); otherwise one built from ``--run``, ``--qrels``, the pool, ...
+    """
+    from evalvalidity.analysis.plan import CheckPlan
+    from evalvalidity.core.metrics import parse_metric
+
+    if getattr(args, "plan", None):
+        given = [
+            "--" + name.replace("_", "-")
+            for name, default in _PLAN_ARGUMENTS.items()
+            if getattr(args, name) != default
+        ]
+        if given:
+            raise ParameterError(
+                f"--plan FILE names every input and parameter; drop {', '.join(given)}."
+            )
+        try:
+            with open(args.plan, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise ParameterError(f"Cannot read the plan {args.plan!r}: {exc.strerror}.") from exc
+        return CheckPlan.from_json(text)
+    missing = [flag for flag, value in (("--run", args.run), ("--qrels", args.qrels)) if not value]
+    if missing:
+        raise ParameterError(f"Name the {' and the '.join(missing)} (or give --plan FILE).")
     seeds: int | str = args.seeds
     if seeds != "auto":
         try:
@@ -105,38 +155,45 @@ def result_from_args(args: argparse.Namespace, progress: Any = None) -> Any:
             ) from None
         if seeds < 1:
             raise ParameterError(f"--seeds must be at least 1. Got {seeds}.")
-    pool = pool_from_args(args, required=True)
-    qrels = load_table(args.qrels, "qrels", args)
+    pool = pool_declaration_from_args(args, required=True)
     runs = args.run
-    model = load_table(runs[0], "run", args)
-    others = {}
+    main_name = run_display_name(runs[0])
+    others: list[tuple[str, Any]] = []
     for spec in runs[1:]:
         name = run_display_name(spec)
-        if name in others or name == run_display_name(runs[0]):
+        if name in dict(others) or name == main_name:
             name = spec
-        others[name] = load_table(spec, "run", args)
-    noise = load_table(args.noise_run, "run", args) if args.noise_run else None
-    harness = load_table(args.harness_output, "harness", args) if args.harness_output else None
+        others.append((name, dataset_ref(spec)))
     components = (
-        [c.strip() for c in args.noise_components_off.split(",") if c.strip()]
+        tuple(c.strip() for c in args.noise_components_off.split(",") if c.strip())
         if args.noise_components_off
         else None
     )
-    return check_benchmark(
-        model,
-        qrels,
+    return CheckPlan(
+        run=dataset_ref(runs[0]),
+        run_name=main_name,
+        compare=tuple(others),
+        qrels=dataset_ref(args.qrels),
         pool=pool,
-        metric=args.metric,
-        noise_run=noise,
-        harness_output=harness,
-        other_runs=others or None,
-        run_name=run_display_name(runs[0]),
-        seeds=seeds,
+        noise_run=dataset_ref(args.noise_run) if args.noise_run else None,
+        noise_components_off=components or None,
+        harness_output=dataset_ref(args.harness_output) if args.harness_output else None,
+        metric=parse_metric(args.metric).name,
         ties=args.ties,
-        noise_components_off=components,
+        seeds=seeds,  # type: ignore[arg-type]
         seed=args.seed,
-        progress=progress,
     )
+
+
+def result_from_args(args: argparse.Namespace, progress: Any = None) -> Any:
+    """Build the plan the arguments describe (saving it with --save-plan) and run it."""
+    from evalvalidity.analysis.check import check_benchmark
+    from evalvalidity.io.atomic import atomic_write
+
+    plan = plan_from_args(args)
+    if getattr(args, "save_plan", None):
+        atomic_write(args.save_plan, plan.to_json() + "\n")
+    return check_benchmark(plan, workspace=getattr(args, "workspace", None), progress=progress)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -73,7 +73,7 @@ def register(subparsers: Any) -> None:
 
 def _floors(pool: Any, qrels: Any, metrics: tuple[Any, ...]) -> dict[str, float]:
     """Mean exact floor per metric over the judged queries."""
-    from evalvalidity.analysis.checks import benchmark_floor
+    from evalvalidity.analysis.pools import benchmark_floor
 
     return {m.name: float(np.mean(benchmark_floor(qrels, pool, m).expected)) for m in metrics}
 

@@ -1,7 +1,7 @@
 r"""The charts of the dashboard and of the HTML report: pure functions returning Altair charts.
 
 Every function here takes plain numbers, data frames or a
-:class:`~evalvalidity.analysis.checks.CheckResult` and returns an Altair chart; nothing is drawn, nothing
+:class:`~evalvalidity.analysis.results.CheckResult` and returns an Altair chart; nothing is drawn, nothing
 is read from disk and nothing depends on Streamlit. The dashboard hands the charts to
 ``st.altair_chart``, the report (:mod:`evalvalidity.report.html`) renders the same charts to SVG
 and PNG offline with vl-convert.
@@ -51,11 +51,11 @@ from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import ParameterError
 
 if TYPE_CHECKING:
-    from evalvalidity.analysis.checks import (
+    from evalvalidity.analysis.results import (
         CheckResult,
         Comparison,
         HarnessCheck,
-        InferredN,
+        InferredPoolSizeCheck,
         QueryTable,
     )
 
@@ -797,14 +797,14 @@ def expected_floor_curve(
 
 
 def inferred_n_chart(
-    inferred: InferredN, curve: pd.DataFrame, *, metric: str = "score"
+    inferred: InferredPoolSizeCheck, curve: pd.DataFrame, *, metric: str = "score"
 ) -> alt.LayerChart:
     """The measured random score placed on the exact E(N) curve, with the declared pool marked.
 
     Parameters
     ----------
-    inferred : InferredN
-        From a :class:`~evalvalidity.analysis.checks.CheckResult`: the measured value, the inferred N
+    inferred : InferredPoolSizeCheck
+        From a :class:`~evalvalidity.analysis.results.CheckResult`: the measured value, the inferred N
         and its interval, the declared pool (and chunk and document counts with a units map).
     curve : pandas.DataFrame
         :func:`expected_floor_curve` over a range that covers the declared and inferred sizes.
@@ -1216,7 +1216,7 @@ def comparison_chart(
     Parameters
     ----------
     comparison : Comparison
-        From a :class:`~evalvalidity.analysis.checks.CheckResult` with more than one run.
+        From a :class:`~evalvalidity.analysis.results.CheckResult` with more than one run.
     detectable : float, optional
         The smallest difference the benchmark can detect (power analysis): shaded ±.
     metric : str
@@ -1329,11 +1329,11 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
 
     Examples
     --------
-    >>> from evalvalidity.analysis.checks import PoolSpec, check_benchmark
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
     >>> import pyarrow as pa
     >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
     >>> run = pa.table({"qid": ["1", "2"], "docid": ["a", "c"], "score": [1.0, 1.0]})
-    >>> result = check_benchmark(run, qrels, pool=PoolSpec(corpus_size=20), seeds=4)
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=4)
     >>> sorted(result_charts(result))[:3]
     ['check1_distribution', 'check1_gauge', 'floor_share']
     """
@@ -1409,7 +1409,7 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
     return out
 
 
-def _curve_for(result: CheckResult, inferred: InferredN) -> pd.DataFrame | None:
+def _curve_for(result: CheckResult, inferred: InferredPoolSizeCheck) -> pd.DataFrame | None:
     gold = np.asarray(result.queries.gold, dtype=np.int64)
     judged = np.asarray(result.queries.judged, dtype=np.int64)
     if inferred.source != "noise-run" and result.harness is not None:

@@ -1,6 +1,6 @@
 """The stakeholder report: one self-contained HTML file, the charts as images, JSON and Markdown.
 
-:func:`render_html` turns a :class:`~evalvalidity.analysis.checks.CheckResult` into one HTML page that
+:func:`render_html` turns a :class:`~evalvalidity.analysis.results.CheckResult` into one HTML page that
 opens anywhere with no network: the styles are inline, there is no script, and every chart of
 :func:`evalvalidity.report.charts.result_charts` is inlined as SVG rendered offline by vl-convert (no
 Vega from a CDN, no data URL fetched). :func:`write_report` writes that page with, beside it,
@@ -35,7 +35,7 @@ from evalvalidity.report.charts import PALETTE, VERDICT_COLOURS, result_charts
 if TYPE_CHECKING:
     import altair as alt
 
-    from evalvalidity.analysis.checks import CheckResult
+    from evalvalidity.analysis.results import CheckResult
 
 __all__ = [
     "CHART_CAPTIONS",

@@ -1,4 +1,4 @@
-"""Turn a :class:`~evalvalidity.analysis.checks.CheckResult` into records, tables and text.
+"""Turn a :class:`~evalvalidity.analysis.results.CheckResult` into records, tables and text.
 
 One place makes every outward form of a check: :func:`to_dict` (the JSON contract of
 ``evalvalidity check --format json``, versioned by ``schema_version``), :func:`to_frame` (the
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalvalidity.analysis.checks import CheckResult, HarnessCheck, Interval, NoiseCheck
+from evalvalidity.analysis.results import CheckResult, HarnessCheck, Interval, NoiseCheck
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -128,8 +128,9 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
     Keys: ``schema_version``, ``verdict``, ``reasons``, ``metric``, ``n_queries``, ``floor``,
     ``ceiling``, ``headroom``, ``floor_over_ceiling``, ``model_score``, ``adjusted_score``,
     ``checks`` (``harness``: Check 1, ``live``: Check 2 from a noise run or a live test),
-    ``inferred_n``, ``power``, ``comparison``, ``pool``, ``notes`` and ``queries`` (the triage
-    rows). NaN and infinities are written as null.
+    ``inferred_n``, ``power``, ``comparison``, ``pool``, ``notes``, ``queries`` (the triage
+    rows) and ``plan`` (the :class:`~evalvalidity.analysis.plan.CheckPlan` that ran, as data).
+    NaN and infinities are written as null.
     """
     head = result.headroom
     inferred = result.inferred_n
@@ -235,6 +236,7 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
         },
         "notes": list(result.notes),
         "queries": _query_rows(result),
+        "plan": result.plan.to_dict() if result.plan is not None else None,
     }
     return out
 

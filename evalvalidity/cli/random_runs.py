@@ -1,9 +1,13 @@
-"""``evalvalidity noise-run``: seeded random runs for Check 1 on your own harness."""
+"""``evalvalidity random-runs``: seeded random runs for Check 1 on your own harness.
+
+``noise-run`` is its former name, kept as an alias that warns on standard error.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +23,33 @@ from evalvalidity.errors import ParameterError
 __all__ = ["register", "run"]
 
 
+_DESCRIPTION = (
+    "Write S seeded, uniformly random runs (TREC format) over each judged query's declared "
+    "pool. Score them with your own harness and give its per-query output to `evalvalidity "
+    "check --harness-output FILE` (trec_eval -q lines, or CSV seed,qid,value): the check "
+    "compares it with the exact floor of the declared pool."
+)
+
+
 def register(subparsers: Any) -> None:
-    """Add the ``noise-run`` subcommand."""
+    """Add the ``random-runs`` subcommand and its deprecated alias ``noise-run``."""
     parser = subparsers.add_parser(
-        "noise-run",
+        "random-runs",
         help="write seeded random runs over the declared pool, for Check 1 on your harness",
-        description="Write S seeded, uniformly random runs (TREC format) over each judged "
-        "query's declared pool. Score them with your own harness and give its per-query output "
-        "to `evalvalidity check --harness-output FILE` (trec_eval -q lines, or CSV "
-        "seed,qid,value): the check compares it with the exact floor of the declared pool.",
+        description=_DESCRIPTION,
     )
+    _add_arguments(parser)
+    parser.set_defaults(func=run)
+    alias = subparsers.add_parser(
+        "noise-run",
+        help="former name of random-runs (deprecated)",
+        description=_DESCRIPTION + " Deprecated name of `evalvalidity random-runs`.",
+    )
+    _add_arguments(alias)
+    alias.set_defaults(func=_run_deprecated)
+
+
+def _add_arguments(parser: Any) -> None:
     parser.add_argument("--qrels", required=True, metavar="FILE", help="the judgements")
     add_pool_arguments(parser, required=True)
     parser.add_argument("--seeds", type=int, required=True, metavar="S", help="number of runs")
@@ -42,12 +63,20 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--tag", default="noise", help="the run tag (default noise)")
     add_workspace_argument(parser)
-    parser.set_defaults(func=run)
+
+
+def _run_deprecated(args: argparse.Namespace) -> int:
+    """``noise-run``: warn that the command is now ``random-runs``, then run it."""
+    print(
+        "evalvalidity noise-run: deprecated, use `evalvalidity random-runs` (same arguments).",
+        file=sys.stderr,
+    )
+    return run(args)
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the runs and a manifest describing them."""
-    from evalvalidity.analysis.checks import noise_runs
+    from evalvalidity.analysis.check1 import random_runs
 
     if args.seeds < 1:
         raise ParameterError(f"--seeds must be at least 1. Got {args.seeds}.")
@@ -60,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     files = []
-    for seed, table in noise_runs(qrels, pool, args.seeds, depth=args.depth, seed=args.seed):
+    for seed, table in random_runs(qrels, pool, args.seeds, depth=args.depth, seed=args.seed):
         path = out / f"noise-seed{seed:04d}.trec"
         columns = table.to_pydict()
         lines = [

@@ -1,0 +1,474 @@
+"""Benchmark health: :func:`check_benchmark` runs every check a :class:`CheckPlan` names.
+
+It takes a plan (and, optionally, its inputs already loaded) and returns one
+:class:`~evalvalidity.analysis.results.CheckResult`, which feeds the command line, the
+dashboard and the report alike. What it computes, module by module:
+
+- the per-query benchmark and its **floors** (:mod:`evalvalidity.analysis.pools`);
+- **Check 1**, built in or on the team's harness (:mod:`evalvalidity.analysis.check1`);
+- the **inferred pool size** and its diagnosis (:mod:`evalvalidity.analysis.pool_size`);
+- **Check 2**, a model run against a noise run (:mod:`evalvalidity.analysis.check2`);
+- **headroom**, per-query **triage** and **power** (:mod:`evalvalidity.analysis.headroom`);
+- paired **comparisons** of several runs (:func:`evalvalidity.core.stats.compare_runs`);
+- the **verdict**, by walking the rules table (:mod:`evalvalidity.analysis.rules`).
+
+:func:`check_tables` is the short way from in-memory tables.
+
+Examples
+--------
+>>> import pyarrow as pa
+>>> qrels = pa.table({"qid": ["q1", "q2"], "docid": ["a", "b"], "rel": [1, 1]})
+>>> result = check_tables(None, qrels, pool=PoolSpec(corpus_size=8), seeds=4)
+>>> result.verdict, [r.code for r in result.reasons]
+('warning', ['low_headroom', 'check1_passed', 'pool_smaller_than_k'])
+>>> result.plan.pool.corpus_size
+8
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from evalvalidity.analysis.check1 import builtin_check1, harness_check1
+from evalvalidity.analysis.check2 import aligned, noise_check, tied_queries
+from evalvalidity.analysis.headroom import headroom, power, triage
+from evalvalidity.analysis.plan import (
+    CheckInputs,
+    CheckPlan,
+    DatasetRef,
+    NoiseSource,
+    PoolDeclaration,
+    PoolSpec,
+    Thresholds,
+    TiePolicy,
+)
+from evalvalidity.analysis.pool_size import diagnose_pool_size, infer_pool_size
+from evalvalidity.analysis.pools import build_benchmark, compute_floor, quietly
+from evalvalidity.analysis.results import SCHEMA_VERSION, CheckResult, Comparison, HarnessCheck
+from evalvalidity.analysis.rules import Findings, verdict
+from evalvalidity.core import stats
+from evalvalidity.core.metrics import Metric, parse_metric
+from evalvalidity.core.types import Progress
+from evalvalidity.errors import ParameterError
+from evalvalidity.io.scoring import score_run
+
+__all__ = [
+    "CheckInputs",
+    "CheckPlan",
+    "CheckResult",
+    "DatasetRef",
+    "PoolDeclaration",
+    "PoolSpec",
+    "Thresholds",
+    "check_benchmark",
+    "check_tables",
+    "load_inputs",
+    "plan_for_tables",
+]
+
+
+#: The table kind each of a plan's roles holds.
+_KINDS = {
+    "qrels": "qrels",
+    "run": "run",
+    "noise_run": "run",
+    "harness_output": "harness",
+}
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _load_ref(ref: DatasetRef, kind: str, role: str, workspace: Any) -> pa.Table:
+    """The ``kind`` table ``ref`` names, after checking its content hash when it has one."""
+    from evalvalidity.io.ingest import load, read
+    from evalvalidity.io.workspace import Workspace, default_path
+
+    if ref.source == "table":
+        raise ParameterError(
+            f"The plan's {role} is the in-memory table {ref.name!r}: pass the tables in "
+            "'inputs' (a CheckInputs)."
+        )
+    if ref.source == "file":
+        path = Path(ref.name)
+        if not path.is_file():
+            raise ParameterError(f"The plan's {role} {ref.name!r} is not a file.")
+        if ref.sha256 is not None and _sha256_of(path) != ref.sha256:
+            raise ParameterError(
+                f"The file {ref.name!r} (the plan's {role}) changed: its SHA-256 is not the plan's."
+            )
+        return read(path, kind=kind).table
+    if ref.sha256 is not None:
+        ws = (
+            workspace
+            if isinstance(workspace, Workspace)
+            else Workspace(workspace if workspace is not None else default_path())
+        )
+        info = ws.find(ref.name)
+        if info is not None and info.sha256 != ref.sha256:
+            raise ParameterError(
+                f"The dataset {ref.name!r} (the plan's {role}) changed: its SHA-256 is not the "
+                "plan's."
+            )
+    return load(ref.name, kind, workspace=workspace)
+
+
+def load_inputs(plan: CheckPlan, workspace: Any = None) -> CheckInputs:
+    """Load every table ``plan`` names: files by the ingest readers, datasets from ``workspace``.
+
+    Parameters
+    ----------
+    plan : CheckPlan
+    workspace : Workspace or path, optional
+        Where dataset references are looked up (default: the default workspace).
+
+    Raises
+    ------
+    ParameterError
+        When a reference names no file or dataset, names an in-memory table, or its content
+        no longer has the plan's SHA-256.
+    """
+    declared = plan.pool
+    if declared.kind == "corpus":
+        pool = PoolSpec(corpus_size=declared.corpus_size)
+    else:
+        ref = declared.ref
+        assert ref is not None
+        table = _load_ref(ref, declared.kind, "pool", workspace)
+        pool = PoolSpec(**{declared.kind: table, "analytic_unit": declared.analytic_unit})
+    tables: dict[str, Any] = {}
+    compare: dict[str, pa.Table] = {}
+    for role, kind in _KINDS.items():
+        ref = getattr(plan, role)
+        tables[role] = _load_ref(ref, kind, role, workspace) if ref is not None else None
+        if role == "run":
+            compare = {
+                name: _load_ref(other, "run", f"run to compare {name!r}", workspace)
+                for name, other in plan.compare
+            }
+    return CheckInputs(pool=pool, compare=compare, **tables)
+
+
+def check_benchmark(
+    plan: CheckPlan,
+    inputs: CheckInputs | None = None,
+    *,
+    workspace: Any = None,
+    progress: Progress | None = None,
+) -> CheckResult:
+    """Run every check ``plan`` names and return the verdict with its reasons.
+
+    Parameters
+    ----------
+    plan : CheckPlan
+        What to check and how (see :class:`~evalvalidity.analysis.plan.CheckPlan`).
+    inputs : CheckInputs, optional
+        The plan's tables, loaded; without them they are loaded by :func:`load_inputs`.
+    workspace : Workspace or path, optional
+        Where the plan's dataset references are looked up when ``inputs`` is None.
+    progress : callable, optional
+        Called with (fraction done, message) as the work goes on.
+
+    Returns
+    -------
+    CheckResult
+        With ``plan`` attached.
+    """
+    if not isinstance(plan, CheckPlan):
+        raise ParameterError(
+            "The 'plan' parameter of check_benchmark must be a CheckPlan. Got "
+            f"{type(plan).__name__} instead."
+        )
+    if inputs is None:
+        if progress:
+            progress(0.0, "Loading the inputs")
+        inputs = load_inputs(plan, workspace)
+    inputs.check_against(plan)
+    metric = parse_metric(plan.metric)
+    thresholds = plan.thresholds
+    pool = inputs.pool
+    ties = plan.ties
+    qrels = inputs.qrels
+    run_name = plan.run_name
+    rng = np.random.default_rng(plan.seed)
+    notes: list[str] = []
+    if progress:
+        progress(0.0, "Reading the judgements and the pool")
+    bench = build_benchmark(qrels, pool, metric)
+    n = len(bench.qids)
+    floor, floor_method = compute_floor(bench, metric, pool, rng)
+    units = pool.units if pool.kind == "units" else None
+
+    model = None
+    if inputs.run is not None:
+        if progress:
+            progress(0.1, "Scoring the run")
+        scored = score_run(inputs.run, qrels, [metric], units=units, ties=ties, run_name=run_name)
+        model = aligned(scored, metric, bench.qids)
+        if scored.unranked_qids:
+            notes.append(
+                f"{len(scored.unranked_qids):,} judged queries have no ranking in "
+                f"{run_name} and score 0."
+            )
+        if scored.unjudged_qids:
+            notes.append(
+                f"{len(scored.unjudged_qids):,} queries of {run_name} have no "
+                "judgements and were ignored."
+            )
+
+    noise_result = None
+    noise_values = None
+    if inputs.noise_run is not None:
+        if progress:
+            progress(0.2, "Scoring the noise run")
+        noise_run = inputs.noise_run
+        scored_noise = score_run(
+            noise_run, qrels, [metric], units=units, ties=ties, run_name="noise run"
+        )
+        noise_values = aligned(scored_noise, metric, bench.qids)
+        tied, _ = tied_queries(noise_run)
+        tie_aware = None
+        if tied and ties != "average":
+            averaged = score_run(
+                noise_run, qrels, [metric], units=units, ties="average", run_name="noise run"
+            )
+            tie_aware = float(np.mean(aligned(averaged, metric, bench.qids)))
+        noise_result = noise_check(
+            bench,
+            floor,
+            metric,
+            model,
+            noise_values,
+            plan.noise_source,
+            thresholds,
+            rng,
+            tied,
+            tie_aware,
+            plan.noise_components_off or None,
+        )
+
+    if progress:
+        progress(0.3, "Check 1")
+    harness: HarnessCheck | None
+    if inputs.harness_output is not None:
+        harness = harness_check1(bench, floor, metric, inputs.harness_output, notes)
+    else:
+        harness = builtin_check1(
+            bench,
+            floor,
+            metric,
+            pool,
+            qrels,
+            plan.seeds,
+            ties,
+            thresholds.precision,
+            rng,
+            progress,
+            notes,
+        )
+    inferred = None
+    if harness is not None:
+        inferred = infer_pool_size(
+            bench, metric, harness.source, harness.per_query_measured, harness.std_error, pool
+        )
+    elif noise_values is not None:
+        se = float(np.std(noise_values, ddof=1) / np.sqrt(n)) if n > 1 else None
+        inferred = infer_pool_size(bench, metric, "noise-run", noise_values, se or 0.0, pool)
+    if inferred is not None:
+        passed = harness.passed if harness is not None else True
+        inferred = type(inferred)(
+            **{**inferred.__dict__, "diagnosis": diagnose_pool_size(inferred, pool, passed)}
+        )
+
+    if progress:
+        progress(0.85, "Headroom, triage and power")
+    head = headroom(floor, model, rng)
+    table = triage(bench, floor, metric, model, noise_values, thresholds)
+    power_result = power(model, thresholds) if model is not None else None
+    comparison = None
+    if inputs.compare and model is not None:
+        values = {run_name: model}
+        for name, other in inputs.compare.items():
+            scored_other = score_run(other, qrels, [metric], units=units, ties=ties, run_name=name)
+            values[name] = aligned(scored_other, metric, bench.qids)
+        table_cmp = quietly(stats.compare_runs, values, n_resamples=10_000, rng=rng)
+        comparison = Comparison(
+            tuple(values), tuple(float(np.mean(v)) for v in values.values()), table_cmp
+        )
+    flat_mean = float(np.mean(model)) if model is not None else None
+    adjusted_mean = None
+    if model is not None:
+        room = floor.ceiling - floor.expected
+        ok = room > 0
+        if ok.any():
+            adjusted_mean = float(np.mean((model[ok] - floor.expected[ok]) / room[ok]))
+    total_floor = float(np.sum(floor.expected))
+    multi = float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
+    live_result = noise_result if plan.noise_source == "live" else None
+    if live_result is not None:
+        noise_result = None
+    findings = Findings(
+        metric=metric,
+        thresholds=thresholds,
+        n_queries=n,
+        headroom=head,
+        harness=harness,
+        noise=noise_result,
+        live=live_result,
+        inferred=inferred,
+        queries=table,
+    )
+    verdict_, reasons = verdict(findings)
+    if progress:
+        progress(1.0, "Done")
+    return CheckResult(
+        schema_version=SCHEMA_VERSION,
+        metric=metric,
+        verdict=verdict_,
+        reasons=reasons,
+        run_name=run_name if inputs.run is not None else None,
+        n_queries=n,
+        pool_kind=pool.kind,
+        declared_pool=bench.declared_pool,
+        declared_chunks=bench.declared_chunks,
+        declared_documents=bench.declared_documents,
+        floor_method=floor_method,
+        floor=floor,
+        headroom=head,
+        harness=harness,
+        noise=noise_result,
+        live=live_result,
+        inferred_n=inferred,
+        power=power_result,
+        comparison=comparison,
+        queries=table,
+        flat_mean=flat_mean,
+        adjusted_mean=adjusted_mean,
+        multi_gold_floor_share=multi,
+        notes=tuple(notes),
+        plan=plan,
+    )
+
+
+def plan_for_tables(
+    pool: PoolSpec,
+    *,
+    run: bool = True,
+    metric: str | Metric = "rr@10",
+    noise_run: bool = False,
+    harness_output: bool = False,
+    other_runs: Sequence[str] = (),
+    run_name: str = "run",
+    seeds: int | str = "auto",
+    ties: TiePolicy = "trec_eval",
+    noise_components_off: Sequence[str] | None = None,
+    noise_source: NoiseSource = "noise-run",
+    thresholds: Thresholds | None = None,
+    seed: int = 0,
+) -> CheckPlan:
+    """The plan of a check on in-memory tables: every input a ``table`` reference.
+
+    Examples
+    --------
+    >>> plan = plan_for_tables(PoolSpec(corpus_size=50), noise_run=True, seeds=8)
+    >>> plan.run, plan.noise_run.name, plan.pool.corpus_size
+    (DatasetRef(source='table', name='run', sha256=None), 'noise run', 50)
+    """
+    kind = pool.kind
+    declaration: dict[str, Any] = (
+        {"corpus_size": pool.corpus_size}
+        if kind == "corpus"
+        else {kind: DatasetRef.table(kind), "analytic_unit": pool.analytic_unit}
+    )
+    declared = PoolDeclaration(**declaration)
+    return CheckPlan(
+        run=DatasetRef.table(run_name) if run else None,
+        run_name=run_name,
+        compare=tuple((name, DatasetRef.table(name)) for name in other_runs),
+        qrels=DatasetRef.table("qrels"),
+        pool=declared,
+        noise_run=DatasetRef.table("noise run") if noise_run else None,
+        noise_source=noise_source,
+        noise_components_off=tuple(noise_components_off) if noise_components_off else None,
+        harness_output=DatasetRef.table("harness output") if harness_output else None,
+        metric=metric.name if isinstance(metric, Metric) else metric,
+        ties=ties,
+        seeds=seeds,  # type: ignore[arg-type]
+        seed=seed,
+        thresholds=thresholds or Thresholds(),
+    )
+
+
+def check_tables(
+    run: pa.Table | None,
+    qrels: pa.Table,
+    *,
+    pool: PoolSpec,
+    metric: str | Metric = "rr@10",
+    noise_run: pa.Table | None = None,
+    harness_output: pa.Table | None = None,
+    other_runs: Mapping[str, pa.Table] | None = None,
+    run_name: str = "run",
+    seeds: int | str = "auto",
+    ties: TiePolicy = "trec_eval",
+    noise_components_off: Sequence[str] | None = None,
+    noise_source: NoiseSource = "noise-run",
+    thresholds: Thresholds | None = None,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> CheckResult:
+    """Check in-memory tables: build their plan (:func:`plan_for_tables`) and inputs, and run it.
+
+    Parameters
+    ----------
+    run : pyarrow.Table or None
+        The model's ranking (``RUN_SCHEMA``); None checks the benchmark alone.
+    qrels : pyarrow.Table
+        The judgements (``QRELS_SCHEMA``).
+    pool : PoolSpec
+        The declared pool.
+    metric, run_name, seeds, ties, noise_components_off, noise_source, thresholds, seed
+        As in :class:`~evalvalidity.analysis.plan.CheckPlan`.
+    noise_run, harness_output : pyarrow.Table, optional
+        The noise run (Check 2) and the harness's output on random runs (Check 1 on it).
+    other_runs : mapping of str to pyarrow.Table, optional
+        More runs to compare with ``run``.
+    progress : callable, optional
+        Called with (fraction done, message).
+    """
+    others = dict(other_runs or {})
+    plan = plan_for_tables(
+        pool,
+        run=run is not None,
+        metric=metric,
+        noise_run=noise_run is not None,
+        harness_output=harness_output is not None,
+        other_runs=tuple(others),
+        run_name=run_name,
+        seeds=seeds,
+        ties=ties,
+        noise_components_off=noise_components_off,
+        noise_source=noise_source,
+        thresholds=thresholds,
+        seed=seed,
+    )
+    inputs = CheckInputs(
+        qrels=qrels,
+        pool=pool,
+        run=run,
+        noise_run=noise_run,
+        harness_output=harness_output,
+        compare=others,
+    )
+    return check_benchmark(plan, inputs, progress=progress)

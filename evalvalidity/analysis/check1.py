@@ -1,0 +1,477 @@
+"""Check 1: is the harness's arithmetic right? Random scores against the exact floor.
+
+Built in (:func:`builtin_check1`): seeded random rankings of each query's declared pool are
+scored by this package's own scorer (importance-sampled at large pools, see
+:mod:`evalvalidity.core.simulate`). On the team's harness (:func:`harness_check1`): its
+per-query output on the seeded random runs of :func:`random_runs`. Either way the measured mean
+``M`` is compared with the exact mean floor ``E`` as the ratio ``M / E`` with a 95 % interval
+from the standard error of ``M`` (:func:`seed_mean_std_error`, :func:`per_query_std_error`,
+:func:`ratio_to_floor`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalvalidity.analysis.plan import PoolSpec
+from evalvalidity.analysis.pools import (
+    Benchmark,
+    build_benchmark,
+    simulation_layout,
+    split_by_query,
+    strings,
+)
+from evalvalidity.analysis.results import HarnessCheck, Interval
+from evalvalidity.core import simulate
+from evalvalidity.core.floors import Floor
+from evalvalidity.core.metrics import Metric, parse_metric
+from evalvalidity.core.types import Progress
+from evalvalidity.errors import InputDataError, ParameterError
+from evalvalidity.io.scoring import score_run
+from evalvalidity.io.tables import conform
+
+__all__ = [
+    "Z95",
+    "builtin_check1",
+    "harness_check1",
+    "metric_depth",
+    "per_query_std_error",
+    "random_runs",
+    "ratio_to_floor",
+    "seed_mean_std_error",
+]
+
+
+#: The two-sided 95 % normal quantile.
+Z95 = 1.959963984540054
+
+
+def seed_mean_std_error(
+    weighted: np.ndarray, query: np.ndarray, n_queries: int, n_seeds: int
+) -> float:
+    r"""Standard error of the mean over queries of per-query means of ``n_seeds`` draws.
+
+    With the (importance-weighted) draws :math:`x_{q,s}` of query :math:`q`, :math:`S` draws
+    per query and :math:`Q` queries, the per-query mean and unbiased variance are
+
+    .. math::
+
+        m_q = \frac{1}{S}\sum_s x_{q,s}, \qquad
+        s_q^2 = \frac{S}{S-1}\Big(\frac{1}{S}\sum_s x_{q,s}^2 - m_q^2\Big)
+
+    (clipped at 0 against rounding), and the benchmark mean :math:`M = \frac{1}{Q}\sum_q m_q`
+    has the standard error :math:`\mathrm{SE} = \frac{1}{Q}\sqrt{\sum_q s_q^2 / S}`.
+
+    Parameters
+    ----------
+    weighted : numpy.ndarray
+        One value per draw (value × importance weight).
+    query : numpy.ndarray of int
+        The query index (``0 .. n_queries - 1``) of each draw.
+    n_queries, n_seeds : int
+        :math:`Q` and :math:`S`.
+
+    Examples
+    --------
+    >>> seed_mean_std_error(np.array([0.0, 1.0, 0.0, 1.0]), np.array([0, 0, 1, 1]), 2, 2)
+    0.3535533905932738
+    """
+    sums = np.bincount(query, weights=weighted, minlength=n_queries)
+    squares = np.bincount(query, weights=weighted * weighted, minlength=n_queries)
+    means = sums / n_seeds
+    var = np.maximum(squares / n_seeds - means * means, 0.0) * n_seeds / max(n_seeds - 1, 1)
+    return float(np.sqrt(np.sum(var / n_seeds))) / n_queries
+
+
+def per_query_std_error(
+    counts: np.ndarray,
+    sums: np.ndarray,
+    squares: np.ndarray,
+    floor_variance: np.ndarray,
+) -> float:
+    r"""Standard error of the mean over queries of per-query means of unequal numbers of values.
+
+    Query :math:`q` has :math:`c_q` values summing to :math:`\Sigma_q` with squares summing to
+    :math:`\Sigma^{(2)}_q`; its mean is :math:`m_q = \Sigma_q / c_q`. When every
+    :math:`c_q \ge 2` the per-query variance is the sample's,
+    :math:`s_q^2 = \frac{c_q}{c_q - 1}\big(\Sigma^{(2)}_q / c_q - m_q^2\big)` (clipped at
+    0); otherwise the exact variance of a random ranking's score, :math:`\sigma_q^2`
+    (``floor_variance``), stands in for it. Over :math:`Q` queries,
+    :math:`\mathrm{SE} = \frac{1}{Q}\sqrt{\sum_q s_q^2 / c_q}`.
+
+    Examples
+    --------
+    >>> per_query_std_error(
+    ...     np.array([2, 4]), np.array([1.0, 2.0]), np.array([1.0, 2.0]), np.array([0.1, 0.1])
+    ... )
+    0.28867513459481287
+    >>> per_query_std_error(np.array([1]), np.array([1.0]), np.array([1.0]), np.array([0.04]))
+    0.2
+    """
+    counts = np.asarray(counts)
+    q = len(counts)
+    if np.all(counts >= 2):
+        means = sums / counts
+        var = np.maximum(squares / counts - means**2, 0) * counts / (counts - 1)
+        return float(np.sqrt(np.sum(var / counts))) / q
+    return float(np.sqrt(np.sum(floor_variance / counts))) / q
+
+
+def ratio_to_floor(measured: float, std_error: float, floor: float, z: float = Z95) -> Interval:
+    r"""The ratio of a measured mean to the exact floor, with its normal interval.
+
+    .. math::
+
+        R = \frac{M}{E}, \qquad
+        \Big[\frac{M - z\,\mathrm{SE}}{E},\ \frac{M + z\,\mathrm{SE}}{E}\Big]
+
+    The floor :math:`E` is exact, so only :math:`M`'s standard error enters. Check 1 passes
+    when the interval covers 1.
+
+    Examples
+    --------
+    >>> ratio_to_floor(0.11, 0.005, 0.1).format(3)
+    '1.100 [1.002, 1.198]'
+    """
+    return Interval(
+        measured / floor, (measured - z * std_error) / floor, (measured + z * std_error) / floor
+    )
+
+
+def metric_depth(metric: Metric, bench: Benchmark) -> int | None:
+    """How deep a ranking the metric reads; None for the whole list."""
+    if metric.family == "rprec":
+        return int(max(1, bench.judged.max()))
+    return metric.k
+
+
+def _score_samples(
+    sample: simulate.PrefixSample,
+    namer: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    qrels: pa.Table,
+    bench: Benchmark,
+    metric: Metric,
+    units: pa.Table | None,
+    ties: str,
+) -> np.ndarray:
+    """Score every sampled prefix with the package's own scorer; one value per sample."""
+    lengths = np.diff(sample.offsets)
+    sample_of_row = np.repeat(np.arange(sample.n_draws), lengths)
+    position = np.arange(len(sample.items)) - np.repeat(sample.offsets[:-1], lengths)
+    names = namer(sample.query[sample_of_row], sample.items)
+    sample_qid = np.char.add("s", np.arange(sample.n_draws).astype(str)).astype(object)
+    run = pa.table(
+        {
+            "qid": pa.array(sample_qid[sample_of_row], pa.string()),
+            "docid": pa.array(names, pa.string()),
+            "score": pa.array((lengths.max() - position).astype(np.float64)),
+            "rank": pa.array(position + 1, pa.int64()),
+            "line": pa.nulls(len(names), pa.int64()),
+        }
+    )
+    qrels = conform(qrels, "qrels")
+    qq = strings(qrels.column("qid"))
+    qindex = np.searchsorted(bench.qids, qq)
+    qindex = np.minimum(qindex, len(bench.qids) - 1)
+    qrels_known = bench.qids[qindex] == qq
+    # Replicate each query's judgements for each of its samples.
+    samples_by_query = split_by_query(np.arange(sample.n_draws), sample.query, len(bench.qids))
+    rows = np.flatnonzero(qrels_known)
+    per_row = np.array([len(samples_by_query[qindex[r]]) for r in rows], dtype=np.int64)
+    row_rep = np.repeat(rows, per_row)
+    sample_rep = (
+        np.concatenate([samples_by_query[qindex[r]] for r in rows])
+        if len(rows)
+        else np.zeros(0, dtype=np.int64)
+    )
+    replicated = pa.table(
+        {
+            "qid": pa.array(sample_qid[sample_rep], pa.string()),
+            "docid": qrels.column("docid").take(pa.array(row_rep)),
+            "rel": qrels.column("rel").take(pa.array(row_rep)),
+            "line": pa.nulls(len(row_rep), pa.int64()),
+        }
+    )
+    scored = score_run(
+        run,
+        replicated,
+        [metric],
+        units=units,
+        ties=ties,
+        unranked="zero",
+        run_name="simulated noise run",
+        qrels_name="judgements",
+    )
+    values = np.zeros(sample.n_draws)
+    index = np.array([int(q[1:]) for q in scored.qids.tolist()], dtype=np.int64)
+    values[index] = scored.values[metric.name]
+    return values
+
+
+def builtin_check1(
+    bench: Benchmark,
+    floor: Floor,
+    metric: Metric,
+    pool: PoolSpec,
+    qrels: pa.Table,
+    seeds: int | str,
+    ties: str,
+    precision: float,
+    rng: np.random.Generator,
+    progress: Progress | None,
+    notes: list[str],
+) -> HarnessCheck | None:
+    """Check 1 built in: seeded random rankings through the package's scorer (None if skipped)."""
+    depth = metric_depth(metric, bench)
+    layout, namer = simulation_layout(bench, pool)
+    sim_gold = layout.gold_count
+    active = sim_gold > 0
+    if not active.any():
+        notes.append("Check 1 (built in) was skipped: no query has a gold item in its pool.")
+        return None
+    full_list = depth is None
+    if full_list:
+        biggest = int(layout.pool_size.max())
+        if biggest > 5_000:
+            notes.append(
+                f"Check 1 (built in) was skipped: {metric.name} reads the whole ranking and the "
+                f"pool holds {biggest:,} items; use a metric with a cutoff (e.g. "
+                f"{metric.family}@10) to simulate lazily."
+            )
+            return None
+        depth = biggest
+    assert depth is not None
+    units = pool.units if pool.kind == "units" else None
+    doc_depth = depth if units is not None else None
+    if full_list:
+        weights = np.ones(layout.n_queries)
+    else:
+        weights = simulate.auto_gold_weight(layout.pool_size, sim_gold, depth)
+    importance = bool(np.any(weights > 1))
+    mean_floor = float(np.mean(floor.expected))
+    if mean_floor <= 0:
+        notes.append("Check 1 (built in) was skipped: the floor is 0.")
+        return None
+
+    def draw(n_seeds: int, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        sample = simulate.sample_prefixes(
+            layout,
+            n_seeds,
+            depth=depth,
+            doc_depth=doc_depth,
+            gold_weight=weights,
+            rng=rng,
+            first_draw=first,
+        )
+        values = _score_samples(sample, namer, qrels, bench, metric, units, ties)
+        return values, sample.weight, sample.query
+
+    q = layout.n_queries
+    if seeds == "auto":
+        if not importance:
+            # Plain draws: the exact variance says how many seeds reach the precision.
+            needed = float(np.sum(floor.variance)) / (q * q * (precision * mean_floor) ** 2)
+            n_seeds = int(min(max(math.ceil(needed), 8), 20_000))
+            if progress:
+                progress(0.3, f"Check 1: {n_seeds:,} seeds × {q:,} queries")
+            values, w, query = draw(n_seeds, 0)
+        else:
+            # A pilot run estimates the weighted variance; large benchmarks need fewer seeds.
+            pilot = int(min(16, max(4, math.ceil(20_000 / q))))
+            if progress:
+                progress(0.2, f"Check 1: pilot of {pilot} seeds × {q:,} queries")
+            values, w, query = draw(pilot, 0)
+            se = seed_mean_std_error(values * w, query, q, pilot)
+            # The ratio's standard error is se / floor; aim at `precision` of the larger of the
+            # two values, so that a ratio of 5 is not chased to ±2 % of 1.
+            scale = max(mean_floor, float(np.mean(values * w)))
+            needed = pilot * (se / (precision * scale)) ** 2
+            budget = max(pilot, int(1_000_000 / max(q * depth, 1)))
+            n_seeds = int(min(max(math.ceil(needed), pilot), budget))
+            if n_seeds > pilot:
+                if progress:
+                    progress(0.4, f"Check 1: {n_seeds - pilot:,} more seeds × {q:,} queries")
+                v2, w2, q2 = draw(n_seeds - pilot, pilot)
+                values, w, query = (
+                    np.concatenate([values, v2]),
+                    np.concatenate([w, w2]),
+                    np.concatenate([query, q2]),
+                )
+    else:
+        n_seeds = int(seeds)
+        if progress:
+            progress(0.3, f"Check 1: {n_seeds:,} seeds × {q:,} queries")
+        values, w, query = draw(n_seeds, 0)
+    weighted = values * w
+    per_query = np.bincount(query, weights=weighted, minlength=q) / n_seeds
+    measured = float(per_query.mean())
+    if n_seeds >= 2:
+        se = seed_mean_std_error(weighted, query, q, n_seeds)
+    else:
+        se = float(np.sqrt(np.sum(floor.variance))) / q
+    ratio = ratio_to_floor(measured, se, mean_floor)
+    return HarnessCheck(
+        source="builtin",
+        measured=measured,
+        analytic=mean_floor,
+        ratio=ratio,
+        std_error=se,
+        n_queries=q,
+        n_seeds=n_seeds,
+        n_draws=len(values),
+        importance_sampled=importance,
+        passed=ratio.contains(1.0),
+        per_query_measured=per_query,
+        sample_values=values,
+        sample_weights=w,
+    )
+
+
+def harness_check1(
+    bench: Benchmark, floor: Floor, metric: Metric, harness: pa.Table, notes: list[str]
+) -> HarnessCheck:
+    """Check 1 on a harness's per-query output on random runs (one measure, the metric's)."""
+    harness = conform(harness, "harness")
+    measures = harness.column("measure")
+    chosen_measure: str | None = None
+    if measures.null_count < len(harness):
+        names = sorted({m for m in measures.to_pylist() if m is not None})
+        wanted = {metric.name, metric.report_name}
+        matching = []
+        for name in names:
+            try:
+                if parse_metric(name) == metric:
+                    matching.append(name)
+                    continue
+            except ParameterError:
+                pass
+            if name in wanted:
+                matching.append(name)
+        if len(matching) == 1:
+            chosen_measure = matching[0]
+        elif len(names) == 1:
+            chosen_measure = names[0]
+            notes.append(
+                f"The harness output's only measure, {chosen_measure!r}, was taken to be "
+                f"{metric.name}."
+            )
+        else:
+            raise InputDataError(
+                f"The harness output holds the measures {', '.join(names)}; none is "
+                f"{metric.report_name}. Choose the metric that matches one of them."
+            )
+        harness = harness.filter(pc.equal(harness.column("measure"), chosen_measure))
+    qid = strings(harness.column("qid"))
+    value = harness.column("value").to_numpy(zero_copy_only=False).astype(np.float64)
+    if not np.all(np.isfinite(value)):
+        raise InputDataError("The harness output holds values that are NaN or infinite.")
+    judged = set(bench.qids.tolist())
+    known = np.fromiter((q in judged for q in qid.tolist()), dtype=bool, count=len(qid))
+    ignored = len(np.unique(qid[~known]))
+    qid, value = qid[known], value[known]
+    if len(qid) == 0:
+        raise InputDataError("None of the harness output's query ids occur in the judgements.")
+    qindex = np.searchsorted(bench.qids, qid)
+    n = len(bench.qids)
+    counts = np.bincount(qindex, minlength=n)
+    present = counts > 0
+    sums = np.bincount(qindex, weights=value, minlength=n)
+    squares = np.bincount(qindex, weights=value * value, minlength=n)
+    per_query = np.full(n, np.nan)
+    per_query[present] = sums[present] / counts[present]
+    measured = float(np.mean(per_query[present]))
+    analytic = float(np.mean(floor.expected[present]))
+    q = int(present.sum())
+    se = per_query_std_error(
+        counts[present], sums[present], squares[present], floor.variance[present]
+    )
+    missing = tuple(bench.qids[~present].tolist())
+    if missing:
+        notes.append(
+            f"The harness output has no values for {len(missing):,} judged quer"
+            f"{'y' if len(missing) == 1 else 'ies'}; Check 1 compares the other {q:,}."
+        )
+    if ignored:
+        notes.append(
+            f"The harness output names {ignored:,} quer{'y' if ignored == 1 else 'ies'} "
+            "without judgements; they were ignored."
+        )
+    if analytic <= 0:
+        raise InputDataError("The floor of the harness output's queries is 0: nothing to compare.")
+    ratio = ratio_to_floor(measured, se, analytic)
+    return HarnessCheck(
+        source="harness-output",
+        measured=measured,
+        analytic=analytic,
+        ratio=ratio,
+        std_error=se,
+        n_queries=q,
+        n_seeds=int(np.max(counts)),
+        n_draws=len(value),
+        importance_sampled=False,
+        passed=ratio.contains(1.0),
+        per_query_measured=per_query,
+        sample_values=value,
+        sample_weights=np.ones(len(value)),
+        missing_queries=missing,
+        ignored_queries=ignored,
+        measure=chosen_measure,
+    )
+
+
+def random_runs(
+    qrels: pa.Table, pool: PoolSpec, n_seeds: int, *, depth: int = 1000, seed: int = 0
+) -> Iterator[tuple[int, pa.Table]]:
+    """Seeded uniformly random runs over each judged query's declared pool.
+
+    Each run ranks the top ``depth`` items of a uniformly random order of the query's pool
+    (drawn lazily: ``depth`` draws per query, whatever the pool's size), with distinct
+    descending scores so that no tie-breaking rule can matter. Items of a sizes-only pool that
+    are not judged get the ids ``~noise~<i>``; with candidate lists or a units map the real ids
+    are used (chunks, for a units map). Yields ``(seed number, run table)``.
+
+    Examples
+    --------
+    >>> qrels = pa.table({"qid": ["q1"], "docid": ["a"], "rel": [1]})
+    >>> [(s, t.num_rows) for s, t in random_runs(qrels, PoolSpec(corpus_size=5), 2, depth=3)]
+    [(0, 3), (1, 3)]
+    """
+    if isinstance(n_seeds, bool) or not isinstance(n_seeds, int) or n_seeds < 1:
+        raise ParameterError(
+            f"The 'n_seeds' parameter of random_runs must be an int >= 1. Got {n_seeds!r} instead."
+        )
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ParameterError(
+            f"The 'depth' parameter of random_runs must be an int >= 1. Got {depth!r} instead."
+        )
+    bench = build_benchmark(qrels, pool, parse_metric("rr"))
+    layout, namer = simulation_layout(bench, pool)
+    rng = np.random.default_rng(seed)
+    qids = bench.qids
+    for s in range(n_seeds):
+        items, query = [], []
+        for q in range(layout.n_queries):
+            size = int(layout.pool_size[q])
+            take = min(depth, size)
+            items.append(rng.choice(size, size=take, replace=False))
+            query.append(np.full(take, q, dtype=np.int64))
+        item = np.concatenate(items).astype(np.int64)
+        qi = np.concatenate(query)
+        position = np.concatenate([np.arange(len(x)) for x in items])
+        yield (
+            s,
+            pa.table(
+                {
+                    "qid": pa.array(qids[qi], pa.string()),
+                    "docid": pa.array(namer(qi, item), pa.string()),
+                    "score": pa.array(1.0 - position / (position.max() + 1.0)),
+                    "rank": pa.array(position + 1, pa.int64()),
+                    "line": pa.nulls(len(item), pa.int64()),
+                }
+            ),
+        )

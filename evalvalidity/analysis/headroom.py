@@ -1,0 +1,119 @@
+"""Headroom, per-query triage and power: what room the benchmark leaves and what it can detect.
+
+- :func:`headroom`: ceiling − floor, floor / ceiling, the chance-adjusted score
+  (M − E) / (ceiling − E) and how many standard errors of the model's mean fit in the headroom.
+- :func:`triage`: one row per query, flagged (``floor_high``, ``pool_smaller_than_k``,
+  ``gold_ge_k``, ``gold_missing_from_pool``, ``no_gold``, ``duplicated_gold``,
+  ``noise_above_floor``), in the order of each query's share of the mean floor.
+- :func:`power`: the smallest detectable difference and the queries needed for
+  ``Thresholds.delta``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from evalvalidity.analysis.check1 import Z95
+from evalvalidity.analysis.plan import Thresholds
+from evalvalidity.analysis.pools import Benchmark, quietly
+from evalvalidity.analysis.results import Headroom, Interval, Power, QueryTable
+from evalvalidity.core import stats
+from evalvalidity.core.floors import Floor
+from evalvalidity.core.metrics import Metric
+
+__all__ = ["headroom", "power", "triage"]
+
+
+def triage(
+    bench: Benchmark,
+    floor: Floor,
+    metric: Metric,
+    model: np.ndarray | None,
+    noise: np.ndarray | None,
+    thresholds: Thresholds,
+) -> QueryTable:
+    """The per-query triage rows of ``bench``, flagged by ``thresholds``."""
+    n = len(bench.qids)
+    expected = floor.expected
+    std = floor.std
+    total = float(np.sum(expected))
+    share = expected / total if total > 0 else np.zeros(n)
+    model_values = model if model is not None else np.full(n, np.nan)
+    noise_values = noise if noise is not None else np.full(n, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(std > 0, (noise_values - expected) / std, np.nan)
+        floor_ratio = np.where(floor.ceiling > 0, expected / floor.ceiling, np.nan)
+    k = metric.k
+    flags: list[tuple[str, ...]] = []
+    for i in range(n):
+        row: list[str] = []
+        if floor_ratio[i] >= thresholds.query_floor_share:
+            row.append("floor_high")
+        if k is not None and bench.pool_size[i] < k:
+            row.append("pool_smaller_than_k")
+        if k is not None and bench.gold[i] >= k:
+            row.append("gold_ge_k")
+        if bench.positive[i] > len(bench.gold_docs[i]) or bench.judged[i] > bench.gold[i]:
+            row.append("gold_missing_from_pool")
+        if bench.gold[i] == 0:
+            row.append("no_gold")
+        if bench.duplicated[i] > 0:
+            row.append("duplicated_gold")
+        if noise is not None and z[i] >= thresholds.noise_z:
+            row.append("noise_above_floor")
+        flags.append(tuple(row))
+    # bench.qids is sorted, so its index is the query id's order.
+    order = np.lexsort((np.arange(n), -share))
+    return QueryTable(
+        qid=bench.qids[order],
+        pool_size=bench.pool_size[order],
+        gold=bench.gold[order],
+        judged=bench.judged[order],
+        k=k,
+        floor=expected[order],
+        floor_std=std[order],
+        ceiling=floor.ceiling[order],
+        headroom=floor.headroom[order],
+        model=model_values[order],
+        noise=noise_values[order],
+        z=z[order],
+        floor_share=share[order],
+        flags=tuple(flags[i] for i in order),
+    )
+
+
+def headroom(floor: Floor, model: np.ndarray | None, rng: np.random.Generator) -> Headroom:
+    """Floor, ceiling and the model's mean with its bootstrap interval on one axis."""
+    e = float(np.mean(floor.expected))
+    c = float(np.mean(floor.ceiling))
+    room = c - e
+    share = e / c if c > 0 else None
+    if model is None:
+        return Headroom(e, c, room, share, None, None, None, None, False)
+    m = float(np.mean(model))
+    if len(model) >= 2 and np.ptp(model) > 0:
+        mi = Interval.from_stats(quietly(stats.mean_interval, model, n_resamples=4000, rng=rng))
+    else:
+        mi = Interval(m, m, m)
+    se = (mi.high - mi.low) / (2 * Z95)
+    adjusted = None
+    if room > 0:
+        adjusted = Interval((m - e) / room, (mi.low - e) / room, (mi.high - e) / room)
+    in_se = room / se if se > 0 else math.inf
+    return Headroom(e, c, room, share, m, mi, adjusted, in_se, bool(mi.low <= e))
+
+
+def power(model: np.ndarray, thresholds: Thresholds) -> Power | None:
+    """What ``model``'s number of queries can detect (None without per-query variance)."""
+    n = len(model)
+    var = float(np.var(model, ddof=1)) if n >= 2 else 0.0
+    if n < 2 or var <= 0:
+        return None
+    # A difference between two systems has about twice the per-query variance of one system
+    # when the two are uncorrelated (an upper bound for real, positively correlated systems).
+    diff_var = 2.0 * var
+    mdd = stats.min_detectable_difference(diff_var, n)
+    needed = stats.topic_set_size(thresholds.delta, diff_var)
+    return Power(n, var, float(mdd), thresholds.delta, int(needed))

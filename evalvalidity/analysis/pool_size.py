@@ -1,0 +1,141 @@
+"""The pool size a measured random score implies, by exact inversion, and its diagnosis.
+
+:func:`infer_pool_size` inverts the exact floor (:func:`evalvalidity.core.floors.infer_benchmark_pool_size`)
+for the whole benchmark and for each class of queries sharing a gold count;
+:func:`diagnose_pool_size` names the likely cause when the inferred size does not match the
+declared pool (the units bug, double counting, a leak, ids that do not match).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from evalvalidity.analysis.plan import PoolSpec
+from evalvalidity.analysis.pools import Benchmark, quietly
+from evalvalidity.analysis.results import GoldClass, InferredPoolSizeCheck
+from evalvalidity.core import floors
+from evalvalidity.core.metrics import Metric
+
+__all__ = ["diagnose_pool_size", "infer_pool_size"]
+
+
+def infer_pool_size(
+    bench: Benchmark, metric: Metric, source: str, per_query: np.ndarray, se: float, pool: PoolSpec
+) -> InferredPoolSizeCheck | None:
+    """The inferred pool size for the queries with gold (None for a metric that cannot invert)."""
+    if metric.family not in floors.INVERTIBLE_FAMILIES:
+        return None
+    present = np.isfinite(per_query) & (bench.gold > 0)
+    if not present.any():
+        return None
+    measured = float(np.mean(per_query[present]))
+    gold = bench.gold[present]
+    judged = bench.judged[present]
+    whole = quietly(
+        floors.infer_benchmark_pool_size,
+        metric,
+        measured,
+        gold,
+        std_error=se if np.isfinite(se) and se > 0 else None,
+        judged=judged,
+    )
+    classes = []
+    for g in np.unique(gold).tolist():
+        members = gold == g
+        values = per_query[present][members]
+        class_mean = float(np.mean(values))
+        class_se = (
+            float(np.std(values, ddof=1) / np.sqrt(len(values)))
+            if len(values) > 1 and np.isfinite(se)
+            else None
+        )
+        inferred = quietly(
+            floors.infer_benchmark_pool_size,
+            metric,
+            class_mean,
+            gold[members],
+            std_error=class_se,
+            judged=judged[members],
+        )
+        classes.append(
+            GoldClass(
+                int(g),
+                int(members.sum()),
+                class_mean,
+                float(np.asarray(inferred.estimate).ravel()[0]),
+                float(np.asarray(inferred.low).ravel()[0]),
+                float(np.asarray(inferred.high).ravel()[0]),
+            )
+        )
+    estimate = float(np.asarray(whole.estimate).ravel()[0])
+    low = float(np.asarray(whole.low).ravel()[0])
+    high = float(np.asarray(whole.high).ravel()[0])
+    saturated = bool(np.asarray(whole.saturated).ravel()[0])
+    result = InferredPoolSizeCheck(
+        source=source,
+        measured=measured,
+        estimate=estimate,
+        low=low,
+        high=high,
+        saturated=saturated,
+        declared_pool=bench.declared_pool,
+        declared_chunks=bench.declared_chunks,
+        declared_documents=bench.declared_documents,
+        by_gold=tuple(classes),
+        diagnosis=None,
+    )
+    return result
+
+
+def diagnose_pool_size(
+    inferred: InferredPoolSizeCheck, pool: PoolSpec, check_passed: bool
+) -> str | None:
+    """Name the likely cause of an inferred N that does not match the declared pool."""
+    n, low, high = inferred.estimate, inferred.low, inferred.high
+    chunks, docs, declared = (
+        inferred.declared_chunks,
+        inferred.declared_documents,
+        inferred.declared_pool,
+    )
+    if check_passed or declared is None:
+        return None
+    if math.isinf(n):
+        return (
+            "The measured random score is 0: the harness found no gold at all. Check that "
+            "its IDs match the judgements' IDs (chunk vs document IDs, prefixes)."
+        )
+    if chunks is not None and docs is not None:
+        if pool.analytic_unit == "chunks" and n < chunks / 2:
+            text = (
+                f"Your harness counts documents (≈ {docs:,}), not chunks ({chunks:,}): "
+                f"the measured random score implies a pool of ≈ {n:,.0f}. Declare the "
+                "units map so that the analytic deduplicates too."
+            )
+            if high < docs:
+                text += (
+                    " Inferred N is below the document count: gold documents have more "
+                    "chunks than average (size-biased gold under max pooling)."
+                )
+            return text
+        if high < docs / 3:
+            return (
+                f"Inferred N (≈ {n:,.0f}) is far below both the chunk count ({chunks:,}) "
+                f"and the document count ({docs:,}): the scorer may be double-counting, "
+                "or the gold leaks into the ranking."
+            )
+    if high < declared / 1.5:
+        return (
+            f"The measured random score implies a pool of ≈ {n:,.0f} [{low:,.0f}, "
+            f"{high:,.0f}], far below the declared {declared:,.0f}: your harness may rank a "
+            "coarser unit than the pool counts (e.g. documents after deduplicating chunks — "
+            "declare a units map), double-count hits, or the gold leaks into the ranking."
+        )
+    if low > declared * 1.5:
+        return (
+            f"The measured random score implies a pool of ≈ {n:,.0f}, above the declared "
+            f"{declared:,.0f}: the harness may miss gold (IDs that do not match the "
+            "judgements), drop judged queries, or the pool is larger than declared."
+        )
+    return None

@@ -1,0 +1,438 @@
+"""The verdict's rules as one table: reason code → severity, message template, threshold.
+
+Each :class:`Rule` of :data:`RULES` says when it applies (a predicate on the check's findings),
+the numbers it rests on (emitted with the reason) and the message it writes (a
+:meth:`str.format` template over those numbers and a few words); its ``threshold`` names the
+:class:`~evalvalidity.analysis.plan.Thresholds` field that draws its line, if one does. A code
+may have several rows, one per severity (``check1_ratio`` is ``broken`` outside
+``Thresholds.ratio_band`` and ``warning`` inside it). :func:`verdict` walks the table in order
+and returns the worst severity found (``broken`` > ``warning`` > ``healthy``) with the reasons.
+Rules of scope ``noise`` are walked once for the noise run and once for the live noise test.
+
+Examples
+--------
+>>> sorted({rule.code for rule in RULES})[:4]
+['check1_passed', 'check1_ratio', 'few_standard_errors', 'gold_missing']
+>>> rule = next(r for r in RULES if r.code == "no_headroom")
+>>> rule.severity, rule.threshold
+('broken', 'floor_share_broken')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from evalvalidity.analysis.check1 import Z95
+from evalvalidity.analysis.plan import Severity, Thresholds, Verdict
+from evalvalidity.analysis.results import (
+    HarnessCheck,
+    Headroom,
+    InferredPoolSizeCheck,
+    NoiseCheck,
+    QueryTable,
+    Reason,
+)
+from evalvalidity.core.metrics import Metric
+
+__all__ = ["RULES", "Findings", "Rule", "verdict"]
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the checks found, as the rules read it.
+
+    ``check`` and ``label`` name the noise check a rule of scope ``noise`` is applied to.
+    """
+
+    metric: Metric
+    thresholds: Thresholds
+    n_queries: int
+    headroom: Headroom
+    harness: HarnessCheck | None
+    noise: NoiseCheck | None
+    live: NoiseCheck | None
+    inferred: InferredPoolSizeCheck | None
+    queries: QueryTable
+    check: NoiseCheck | None = None
+    label: str = ""
+
+    @property
+    def noise_check(self) -> NoiseCheck:
+        """The noise check a ``noise`` rule is applied to."""
+        assert self.check is not None
+        return self.check
+
+    @property
+    def harness_check(self) -> HarnessCheck:
+        """Check 1 (for the rules of scope ``harness``)."""
+        assert self.harness is not None
+        return self.harness
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the verdict table.
+
+    Attributes
+    ----------
+    code : str
+        The reason's code.
+    severity : {"broken", "warning", "info"}
+        What the reason weighs in the verdict.
+    template : str
+        The message, formatted with the numbers and the words.
+    threshold : str or None
+        The :class:`~evalvalidity.analysis.plan.Thresholds` field the rule compares with.
+    scope : {"benchmark", "harness", "noise", "model"}
+        What the rule needs: always applicable, Check 1, a noise check, or a model run.
+    when : callable
+        ``when(findings) -> bool``: the rule applies.
+    numbers : callable
+        ``numbers(findings) -> dict``: the numbers the reason rests on.
+    words : callable
+        ``words(findings) -> dict``: the template's other fields.
+    """
+
+    code: str
+    severity: Severity
+    template: str
+    threshold: str | None
+    scope: Literal["benchmark", "harness", "noise", "model"]
+    when: Callable[[Findings], bool]
+    numbers: Callable[[Findings], Mapping[str, Any]]
+    words: Callable[[Findings], Mapping[str, Any]] = lambda f: {}
+
+    def message(self, findings: Findings) -> str:
+        """The reason's message for ``findings``."""
+        return self.template.format(**self.numbers(findings), **self.words(findings))
+
+
+# -- the findings each group of rules reads ----------------------------------------------------
+
+
+def _share(f: Findings) -> float:
+    share = f.headroom.floor_over_ceiling
+    return -1.0 if share is None else share
+
+
+def _headroom_numbers(f: Findings) -> dict[str, Any]:
+    h = f.headroom
+    return {
+        "floor": h.floor,
+        "ceiling": h.ceiling,
+        "headroom": h.headroom,
+        "floor_over_ceiling": h.floor_over_ceiling,
+    }
+
+
+def _headroom_words(f: Findings) -> dict[str, Any]:
+    return {"percent": 100 * _share(f), "metric": f.metric.name}
+
+
+def _check1_numbers(f: Findings) -> dict[str, Any]:
+    h = f.harness_check
+    return {
+        "ratio": h.ratio.estimate,
+        "low": h.ratio.low,
+        "high": h.ratio.high,
+        "measured": h.measured,
+        "analytic": h.analytic,
+        "n_draws": h.n_draws,
+    }
+
+
+def _check1_words(f: Findings) -> dict[str, Any]:
+    h = f.harness_check
+    diagnosis = f.inferred.diagnosis if f.inferred is not None else None
+    return {
+        "where": (
+            "the package's scorer on seeded random rankings"
+            if h.source == "builtin"
+            else "your harness on noise runs"
+        ),
+        "ratio_text": h.ratio.format(),
+        "diagnosis": f" {diagnosis}" if diagnosis else "",
+    }
+
+
+def _outside_band(f: Findings) -> bool:
+    lo, hi = f.thresholds.ratio_band
+    r = f.harness_check.ratio
+    return r.low > hi or r.high < lo
+
+
+def _noise_numbers(f: Findings) -> dict[str, Any]:
+    c = f.noise_check
+    nf = c.noise_over_floor
+    return {
+        "noise": c.noise,
+        "floor": c.floor,
+        "z": c.noise_z,
+        "noise_over_floor": nf.estimate,
+        "low": nf.low,
+        "high": nf.high,
+    }
+
+
+def _leak_words(f: Findings) -> dict[str, Any]:
+    cause = (
+        "it states that BM25 and rerankers were off, so look at tie-breaking and the gold"
+        if f.noise_check.components_off
+        else "BM25 or a reranker left on in a hybrid pipeline, or ties broken by an "
+        "ID order that favours gold; the run's metadata does not say which "
+        "components were off"
+    )
+    return {"label": f.label, "cause": cause}
+
+
+def _above_floor(f: Findings) -> bool:
+    c = f.noise_check
+    return not c.leak and c.noise_z >= f.thresholds.noise_z and c.noise_over_floor.low > 1
+
+
+def _tie_numbers(f: Findings) -> dict[str, Any]:
+    c = f.noise_check
+    return {"tied_queries": c.tied_queries, "tie_aware_noise": c.tie_aware_noise, "noise": c.noise}
+
+
+def _ties_matter(f: Findings) -> bool:
+    # Ties matter when averaging over the orders of each tied group moves the value by more
+    # than a standard error of the noise mean (or 5 % of it).
+    c = f.noise_check
+    if not c.tied_queries or c.tie_aware_noise is None:
+        return False
+    nf = c.noise_over_floor
+    se = (nf.high - nf.low) / (2 * Z95) * c.floor if c.floor > 0 else 0.0
+    return abs(c.tie_aware_noise - c.noise) > max(se, 0.05 * c.noise)
+
+
+def _tie_words(f: Findings) -> dict[str, Any]:
+    c = f.noise_check
+    aware = c.tie_aware_noise
+    return {
+        "label": f.label,
+        "plural": "y" if c.tied_queries == 1 else "ies",
+        "aware_text": f" ({aware:.4g})." if aware is not None else ".",
+    }
+
+
+def _flagged(flag: str) -> Callable[[Findings], int]:
+    def count(f: Findings) -> int:
+        return sum(flag in row for row in f.queries.flags)
+
+    return count
+
+
+def _query_words(count: Callable[[Findings], int]) -> Callable[[Findings], dict[str, Any]]:
+    return lambda f: {"y_has": "y has" if count(f) == 1 else "ies have"}
+
+
+_no_gold = _flagged("no_gold")
+_gold_missing = _flagged("gold_missing_from_pool")
+_pool_small = _flagged("pool_smaller_than_k")
+
+
+#: The verdict table, in the order the reasons are listed.
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "no_headroom",
+        "broken",
+        "A random ranker scores {percent:.0f} % of a perfect one ({metric} floor {floor:.3f}, "
+        "ceiling {ceiling:.3f}): every model lands in a {headroom:.2f}-wide sliver.",
+        "floor_share_broken",
+        "benchmark",
+        lambda f: _share(f) >= f.thresholds.floor_share_broken,
+        _headroom_numbers,
+        _headroom_words,
+    ),
+    Rule(
+        "low_headroom",
+        "warning",
+        "A random ranker scores {percent:.0f} % of a perfect one (floor {floor:.3f}, ceiling "
+        "{ceiling:.3f}).",
+        "floor_share_warning",
+        "benchmark",
+        lambda f: f.thresholds.floor_share_warning <= _share(f) < f.thresholds.floor_share_broken,
+        _headroom_numbers,
+        _headroom_words,
+    ),
+    Rule(
+        "check1_ratio",
+        "broken",
+        "Check 1 fails: {where} measured {measured:.4g} against an exact floor of "
+        "{analytic:.4g} (ratio {ratio_text}).{diagnosis}",
+        "ratio_band",
+        "harness",
+        lambda f: not f.harness_check.passed and _outside_band(f),
+        _check1_numbers,
+        _check1_words,
+    ),
+    Rule(
+        "check1_ratio",
+        "warning",
+        "Check 1 fails: {where} measured {measured:.4g} against an exact floor of "
+        "{analytic:.4g} (ratio {ratio_text}).{diagnosis}",
+        "ratio_band",
+        "harness",
+        lambda f: not f.harness_check.passed and not _outside_band(f),
+        _check1_numbers,
+        _check1_words,
+    ),
+    Rule(
+        "check1_passed",
+        "info",
+        "Check 1 passes: {where} measured {ratio_text} × the exact floor.",
+        None,
+        "harness",
+        lambda f: f.harness_check.passed,
+        _check1_numbers,
+        _check1_words,
+    ),
+    Rule(
+        "noise_leak",
+        "broken",
+        "The {label} scores {noise:.4g}, {noise_over_floor:.1f}× its floor ({floor:.4g}; "
+        "z = {z:.1f}): something other than the vectors carries the score — {cause}.",
+        "leak_z",
+        "noise",
+        lambda f: f.noise_check.leak,
+        _noise_numbers,
+        _leak_words,
+    ),
+    Rule(
+        "noise_above_floor",
+        "warning",
+        "The {label} sits above its floor ({interval} × the floor, z = {z:.1f}).",
+        "noise_z",
+        "noise",
+        _above_floor,
+        _noise_numbers,
+        lambda f: {"label": f.label, "interval": f.noise_check.noise_over_floor.format()},
+    ),
+    Rule(
+        "noise_ties",
+        "warning",
+        "The {label} has tied scores in {tied_queries:,} quer{plural}: its value ({noise:.4g}) "
+        "depends on tie-breaking; averaged over the orders of each tied group it is "
+        "{tie_aware_noise:.4g}.",
+        None,
+        "noise",
+        _ties_matter,
+        _tie_numbers,
+        _tie_words,
+    ),
+    Rule(
+        "noise_ties",
+        "info",
+        "The {label} has tied scores in {tied_queries:,} quer{plural}; averaging over the "
+        "orders of each tied group does not change its value{aware_text}",
+        None,
+        "noise",
+        lambda f: bool(f.noise_check.tied_queries) and not _ties_matter(f),
+        _tie_numbers,
+        _tie_words,
+    ),
+    Rule(
+        "model_over_noise",
+        "info",
+        "Check 2: the model scores {ratio_text} × the {label}.",
+        None,
+        "noise",
+        lambda f: f.noise_check.model_over_noise is not None,
+        lambda f: {"ratio": _model_over_noise(f).estimate},
+        lambda f: {"label": f.label, "ratio_text": _model_over_noise(f).format(1)},
+    ),
+    Rule(
+        "model_at_floor",
+        "warning",
+        "The model ({model:.4g}) is not distinguishable from its floor ({floor:.4g}): check "
+        "that the run's IDs match the judgements.",
+        None,
+        "model",
+        lambda f: f.headroom.at_or_below_floor,
+        lambda f: {"model": f.headroom.model, "floor": f.headroom.floor},
+    ),
+    Rule(
+        "few_standard_errors",
+        "warning",
+        "Only {headroom_in_se:.1f} standard errors of the model's mean fit in the headroom with "
+        "{n_queries:,} queries: only gross differences are detectable.",
+        "min_headroom_se",
+        "model",
+        lambda f: (
+            f.headroom.headroom_in_se is not None
+            and f.headroom.headroom_in_se < f.thresholds.min_headroom_se
+        ),
+        lambda f: {"headroom_in_se": f.headroom.headroom_in_se, "n_queries": f.n_queries},
+    ),
+    Rule(
+        "no_gold",
+        "warning",
+        "{queries:,} quer{y_has} no gold item in the pool: they score 0 for every system.",
+        None,
+        "benchmark",
+        lambda f: _no_gold(f) > 0,
+        lambda f: {"queries": _no_gold(f)},
+        _query_words(_no_gold),
+    ),
+    Rule(
+        "gold_missing",
+        "warning",
+        "{queries:,} quer{y_has} judged gold outside the declared pool.",
+        None,
+        "benchmark",
+        lambda f: _gold_missing(f) > 0,
+        lambda f: {"queries": _gold_missing(f)},
+        _query_words(_gold_missing),
+    ),
+    Rule(
+        "pool_smaller_than_k",
+        "warning",
+        "{queries:,} quer{y_has} a pool smaller than k.",
+        None,
+        "benchmark",
+        lambda f: _pool_small(f) > 0,
+        lambda f: {"queries": _pool_small(f)},
+        _query_words(_pool_small),
+    ),
+)
+
+
+def _model_over_noise(f: Findings) -> Any:
+    value = f.noise_check.model_over_noise
+    assert value is not None
+    return value
+
+
+def _subjects(rule: Rule, findings: Findings) -> list[Findings]:
+    """The findings ``rule`` is applied to: none, once, or once per noise check."""
+    if rule.scope == "harness":
+        return [findings] if findings.harness is not None else []
+    if rule.scope == "model":
+        return [findings] if findings.headroom.model is not None else []
+    if rule.scope == "noise":
+        return [
+            dataclasses.replace(findings, check=check, label=label)
+            for check, label in ((findings.noise, "noise run"), (findings.live, "live noise test"))
+            if check is not None
+        ]
+    return [findings]
+
+
+def verdict(findings: Findings) -> tuple[Verdict, tuple[Reason, ...]]:
+    """Walk :data:`RULES` over ``findings``: the verdict and the reasons behind it."""
+    reasons: list[Reason] = []
+    for rule in RULES:
+        for subject in _subjects(rule, findings):
+            if rule.when(subject):
+                reasons.append(
+                    Reason(rule.severity, rule.code, rule.message(subject), rule.numbers(subject))
+                )
+    severities = {r.severity for r in reasons}
+    result: Verdict = (
+        "broken" if "broken" in severities else "warning" if "warning" in severities else "healthy"
+    )
+    return result, tuple(reasons)
