@@ -80,7 +80,25 @@ _SOURCES: dict[str, str] = {
     "score_run": "evalvalidity.io.scoring",
 }
 
-__all__ = ["__version__", *sorted(_SOURCES)]
+__all__ = [
+    "CheckPlan",
+    "EvalValidityError",
+    "EvalValidityWarning",
+    "FileFormatError",
+    "InputDataError",
+    "Metric",
+    "ParameterError",
+    "RejectedRowsError",
+    "StorageError",
+    "Workspace",
+    "__version__",
+    "check_benchmark",
+    "noise_floor",
+    "parse_metric",
+    "read_qrels",
+    "read_run",
+    "score_run",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 from evalvalidity.analysis import examples as demo
@@ -14,7 +15,6 @@ from evalvalidity.cli import main
 from evalvalidity.errors import ParameterError
 from evalvalidity.io.workspace import Workspace
 
-ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app" / "main.py"
 TIMEOUT = 60  # DuckDB work takes longer than AppTest's default 3 s
 

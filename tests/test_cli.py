@@ -2,16 +2,12 @@
 
 import csv
 import json
-from pathlib import Path
 
 import pytest
+from conftest import CRANFIELD, WRITEUP
 
 from evalvalidity.cli import main
 from evalvalidity.core.floors import noise_floor
-
-ROOT = Path(__file__).resolve().parents[1]
-WRITEUP = ROOT / "data" / "writeup"
-CRANFIELD = ROOT / "data" / "cranfield"
 
 
 def run_cli(capsys, *argv):

@@ -23,23 +23,14 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, TOY, run_text
 
 from evalvalidity.errors import EvalValidityError
 from evalvalidity.io.atomic import StorageError, atomic_write, remove_stale_temporaries
 from evalvalidity.io.ingest import _read
 from evalvalidity.io.workspace import Workspace
 
-ROOT = Path(__file__).parent.parent
-TOY = ROOT / "data" / "writeup" / "toy"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-
-def run_text(n_queries: int, per_query: int, tag: str = "x") -> bytes:
-    return "".join(
-        f"{q} Q0 D{q}_{i} {i} {1000 - i}.5 {tag}\n"
-        for q in range(n_queries)
-        for i in range(1, per_query + 1)
-    ).encode()
 
 
 def tree(root: Path) -> dict[str, bytes]:
