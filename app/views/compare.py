@@ -1,11 +1,9 @@
 """Compare: several runs on the same queries — significance, effect sizes, detectability."""
 
-import explain
 import pandas as pd
-import state
 import streamlit as st
-import widgets
 
+from app import explain, state, widgets
 from evalvalidity.report import charts
 
 st.title("Compare runs")

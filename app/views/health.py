@@ -2,11 +2,9 @@
 
 import dataclasses
 
-import explain
-import state
 import streamlit as st
-import widgets
 
+from app import explain, state, widgets
 from evalvalidity.analysis.examples import Preset
 from evalvalidity.core.metrics import FAMILIES
 from evalvalidity.report import charts

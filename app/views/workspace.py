@@ -1,11 +1,9 @@
 """Workspace: upload eval exports, see what was detected and rejected, manage the datasets."""
 
-import explain
 import pandas as pd
-import state
 import streamlit as st
-import widgets
 
+from app import explain, state, widgets
 from evalvalidity.analysis import examples as demo
 from evalvalidity.errors import EvalValidityError
 from evalvalidity.io.ingest import KINDS
