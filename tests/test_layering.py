@@ -179,7 +179,9 @@ def targets_of(imp: Import) -> list[str]:
     for name in imp.names:
         if name in sources:
             resolved.append(sources[name])
-        elif (ROOT / "evalvalidity" / name).is_dir() or (ROOT / "evalvalidity" / f"{name}.py").is_file():
+        elif (ROOT / "evalvalidity" / name).is_dir() or (
+            ROOT / "evalvalidity" / f"{name}.py"
+        ).is_file():
             resolved.append(f"{FACADE}.{name}")
         else:  # a plain attribute of the facade (__version__): loads nothing
             resolved.append(FACADE)
@@ -198,7 +200,9 @@ def violations() -> list[str]:
         module = module_name(path)
         where = path.relative_to(ROOT)
         rank = layer_of(module)
-        for imp in find_imports(path.read_text(encoding="utf-8"), module, path.name == "__init__.py"):
+        for imp in find_imports(
+            path.read_text(encoding="utf-8"), module, path.name == "__init__.py"
+        ):
             top = imp.module.split(".")[0]
             if rank is None:  # the facade
                 if imp.at_import_time and not imp.type_checking and top not in FACADE_MAY_IMPORT:
