@@ -1,5 +1,7 @@
 """Compare: several runs on the same queries — significance, effect sizes, detectability."""
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -51,7 +53,7 @@ st.altair_chart(
     ),
     width="stretch",
 )
-rows = []
+rows: list[dict[str, Any]] = []
 for r in comparison.table.rows:
     distinguishable = r.significant and (
         power is None or abs(r.difference) >= power.min_detectable_difference
