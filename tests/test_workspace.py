@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BAD, CRANFIELD, ROOT, run_text
+from conftest import BAD, CRANFIELD, ROOT, run_text, wait_for
 
 from evalvalidity.cli import main
 from evalvalidity.errors import ParameterError
@@ -140,11 +140,7 @@ def test_sigkill_half_way_leaves_no_half_dataset(tmp_path, phase, stream):
         [sys.executable, "-c", KILLER, str(root), str(big), phase, stream], env=env
     )
     marker = tmp_path / "reached"
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert child.poll() is None, "the ingest ended before reaching the kill point"
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_for(marker.exists, child, "the ingest reached the kill point", interval=0.02)
     assert any((root / "tmp").iterdir())  # the ingest is in flight
     child.send_signal(signal.SIGKILL)
     assert child.wait() == -signal.SIGKILL
