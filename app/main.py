@@ -1,6 +1,19 @@
-"""evalvalidity's dashboard: the entry script only routes (``streamlit run app/main.py``)."""
+"""evalvalidity's dashboard: the entry script only routes (``streamlit run app/main.py``).
+
+The dashboard is the package ``app`` (a checkout's ``app/``, a wheel's ``evalvalidity/_app/app``);
+its pages import it as ``from app import state``. Streamlit puts only this script's folder on
+``sys.path``, so its parent goes first: the pages then find this copy of the package, whatever the
+working directory.
+"""
+
+import sys
+from pathlib import Path
 
 import streamlit as st
+
+_PARENT = str(Path(__file__).resolve().parent.parent)
+if _PARENT not in sys.path:
+    sys.path.insert(0, _PARENT)
 
 st.set_page_config(page_title="evalvalidity", page_icon=":material/straighten:", layout="wide")
 

@@ -304,8 +304,12 @@ def _check(
     declared = plan.pool
     if declared.kind == "corpus":
         spec = PoolSpec(corpus_size=declared.corpus_size)
+    elif declared.kind == "pools":
+        spec = PoolSpec(pools=pool_table)
+    elif declared.kind == "candidates":
+        spec = PoolSpec(candidates=pool_table)
     else:
-        spec = PoolSpec(**{declared.kind: pool_table, "analytic_unit": declared.analytic_unit})
+        spec = PoolSpec(units=pool_table, analytic_unit=declared.analytic_unit)
     inputs = CheckInputs(pool=spec, compare=compare, **tables)
     return check_benchmark(plan, inputs)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import explain
-import state
 import streamlit as st
 
+from app import explain, state
 from evalvalidity.analysis.examples import Preset
 from evalvalidity.analysis.results import CheckResult
 

@@ -20,6 +20,7 @@ fi
 export STREAMLIT_BROWSER_GATHER_USAGE_STATS=false
 echo "==> ruff"
 ruff check evalvalidity app tests bench
+ruff format --check evalvalidity app tests bench
 echo "==> mypy"
 mypy
 echo "==> pytest"

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 from evalvalidity.analysis import examples as demo
@@ -14,7 +18,6 @@ from evalvalidity.cli import main
 from evalvalidity.errors import ParameterError
 from evalvalidity.io.workspace import Workspace
 
-ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app" / "main.py"
 TIMEOUT = 60  # DuckDB work takes longer than AppTest's default 3 s
 
@@ -68,9 +71,10 @@ def test_health_opens_on_a_ready_example_and_switches_examples(app_on, demo_root
 
 
 def test_health_changing_k_answers_from_the_cache(app_on, demo_root, monkeypatch):
-    monkeypatch.syspath_prepend(str(APP.parent))
-    import state  # the module the app's pages import: the same object in this process
+    monkeypatch.syspath_prepend(str(ROOT))
     import streamlit as st
+
+    from app import state  # the module the app's pages import: the same object in this process
 
     st.cache_data.clear()
     calls = []
@@ -383,3 +387,39 @@ def test_streamlit_config_allows_a_gigabyte_and_watches_no_files():
     assert config["server"]["headless"] is True
     assert config["browser"]["gatherUsageStats"] is False
     assert config["theme"]["primaryColor"]
+
+
+DASHBOARD_ELSEWHERE = """
+import sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(sys.argv[1], default_timeout=60).run()
+assert not at.exception, at.exception
+print(sys.modules["app"].__file__)
+print(at.title[0].value)
+"""
+
+
+def test_the_dashboard_imports_its_own_package_from_any_working_directory(tmp_path):
+    """``app`` is a package: main.py makes the pages find this copy of it, wherever it runs from."""
+    only_the_library = tmp_path / "path"
+    only_the_library.mkdir()
+    (only_the_library / "evalvalidity").symlink_to(ROOT / "evalvalidity")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(only_the_library),  # evalvalidity, but not the repository's root
+        "EVALVALIDITY_WORKSPACE": str(tmp_path / "ws"),
+        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", DASHBOARD_ELSEWHERE, str(APP)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    package, title = done.stdout.splitlines()[-2:]
+    assert package == str(ROOT / "app" / "__init__.py")
+    assert title == "Benchmark health"

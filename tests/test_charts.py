@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from conftest import WRITEUP as DATA
 
 from evalvalidity.analysis.check import PoolSpec, check_tables
 from evalvalidity.core.floors import noise_floor
@@ -20,8 +21,6 @@ from evalvalidity.errors import ParameterError
 from evalvalidity.io.ingest import read
 from evalvalidity.report import charts
 from evalvalidity.report import records as report
-
-DATA = Path(__file__).resolve().parent.parent / "data" / "writeup"
 
 # Colours a chart may use: the Okabe-Ito palette and neutral greys for text and rules.
 NEUTRALS = {"#000000", "#444444", "#ffffff", "white", "black"}

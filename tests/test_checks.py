@@ -6,11 +6,11 @@ generator).
 """
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from conftest import CRANFIELD, ROOT
 
 from evalvalidity.analysis.check import check_tables
 from evalvalidity.analysis.check1 import random_runs
@@ -21,9 +21,6 @@ from evalvalidity.core.floors import noise_floor
 from evalvalidity.errors import InputDataError, ParameterError
 from evalvalidity.io.ingest import read_harness, read_pools, read_qrels, read_run, read_units
 from evalvalidity.report import records as report
-
-ROOT = Path(__file__).resolve().parents[1]
-CRANFIELD = ROOT / "data" / "cranfield"
 
 
 @pytest.fixture(scope="module")

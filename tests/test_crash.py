@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
@@ -23,23 +24,14 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, TOY, run_text, wait_for
 
 from evalvalidity.errors import EvalValidityError
 from evalvalidity.io.atomic import StorageError, atomic_write, remove_stale_temporaries
 from evalvalidity.io.ingest import _read
 from evalvalidity.io.workspace import Workspace
 
-ROOT = Path(__file__).parent.parent
-TOY = ROOT / "data" / "writeup" / "toy"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-
-def run_text(n_queries: int, per_query: int, tag: str = "x") -> bytes:
-    return "".join(
-        f"{q} Q0 D{q}_{i} {i} {1000 - i}.5 {tag}\n"
-        for q in range(n_queries)
-        for i in range(1, per_query + 1)
-    ).encode()
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -95,18 +87,15 @@ def test_sigkill_at_random_instants_of_add_rename_delete(tmp_path):
             [sys.executable, "-c", CHURN, str(root), str(source), str(ready), str(attempt)],
             env=ENV,
         )
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert child.poll() is None, "the child died before its loop"
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        wait_for(ready.exists, child, "its loop")
         if attempt == n_kills - 1:
             # On a busy machine the first add can outlast the random delay: the last child is
             # let finish one whole iteration, so the check below sees work done, however slow.
-            while Workspace(root).find(f"set-{attempt}-0") is None:
-                assert child.poll() is None, "the child died before its first iteration"
-                assert time.monotonic() < deadline
-                time.sleep(0.01)
+            wait_for(
+                lambda: Workspace(root).find(f"set-{attempt}-0") is not None,  # noqa: B023
+                child,
+                "its first iteration",
+            )
         time.sleep(rng.uniform(0.05, 1.0))
         child.send_signal(signal.SIGKILL)
         assert child.wait() == -signal.SIGKILL
@@ -163,23 +152,23 @@ def test_sigkill_during_a_report_export_leaves_a_whole_report(tmp_path, pause):
     child = subprocess.Popen(
         [sys.executable, "-c", EXPORT, str(target), str(ready), pause, str(TOY)], env=ENV
     )
-    deadline = time.monotonic() + 60
-    while not ready.exists():
-        assert child.poll() is None, "the child died before writing"
-        assert time.monotonic() < deadline
-        time.sleep(0.005)
+    wait_for(ready.exists, child, "writing", interval=0.005)
     if not pause:
+        # Killed at a random instant after the first write is whole, so that there is always a
+        # version to find: on a busy machine the random delay could end before the first write.
+        wait_for(target.exists, child, "the first whole write", interval=0.005)
         time.sleep(random.Random(7).uniform(0.2, 0.6))
     child.send_signal(signal.SIGKILL)
     assert child.wait() == -signal.SIGKILL
     versions = json.loads((tmp_path / "versions.json").read_text())
+    text = target.read_text(encoding="utf-8")
     if pause:  # the first write is whole; the second one never shows
-        assert target.read_text(encoding="utf-8") == versions[0]
+        assert text == versions[0]
         assert len(list(tmp_path.glob(".check.json.*.tmp"))) == 1
-    elif target.exists():
-        text = target.read_text(encoding="utf-8")
+    else:
         assert text in versions  # one whole version, never a mix or a prefix
-        assert json.loads(text)["verdict"] in ("healthy", "warning", "broken")
+        assert len(list(tmp_path.glob(".check.json.*.tmp"))) <= 1  # at most the killed write's
+    assert json.loads(text)["verdict"] in ("healthy", "warning", "broken")
     # the killed writes' temporaries are hidden and cleared once stale
     leftovers = [p.name for p in tmp_path.glob(".check.json.*.tmp")]
     assert remove_stale_temporaries(tmp_path, older_than=0) == len(leftovers)
@@ -215,8 +204,8 @@ def fill(folder: Path) -> Path:
     try:
         while True:
             os.write(fd, b"\0" * 4096)
-    except OSError:
-        pass
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC, exc  # full, not failing for another reason
     finally:
         os.close(fd)
     return filler

@@ -12,11 +12,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).parent.parent
+from conftest import ROOT
 
 #: Prints, for each case, the SHA-256 of ``report.to_json`` and of the read tables, as JSON.
 CHILD = """

@@ -742,12 +742,9 @@ def test_a_trailing_delimiter_at_the_end_of_the_file_is_an_empty_field():
 
 def test_a_long_run_of_digits_is_read_in_linear_time():
     # "[0-9]+\.?[0-9]*" backtracked quadratically: 64 KB of digits took a minute to detect
-    import time
-
-    start = time.perf_counter()
+    # (bench/ingest.py times it; a regression makes this test take minutes)
     with pytest.raises(EvalValidityError) as info:
         read(b"9" * 200_000 + b"x\n", display_name="fuzz.input")
-    assert time.perf_counter() - start < 5
     assert str(info.value).startswith(
         "fuzz.input: the lines hold 1 whitespace-separated field and no header;"
     )

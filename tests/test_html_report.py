@@ -6,10 +6,10 @@ import io
 import json
 import re
 import zipfile
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from conftest import WRITEUP as DATA
 
 from evalvalidity.analysis.check import PoolSpec, check_tables
 from evalvalidity.cli import main
@@ -18,8 +18,6 @@ from evalvalidity.io.ingest import read
 from evalvalidity.report import charts
 from evalvalidity.report import html as html_report
 from evalvalidity.report import records as report
-
-DATA = Path(__file__).resolve().parent.parent / "data" / "writeup"
 
 
 @pytest.fixture(scope="module")

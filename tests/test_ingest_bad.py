@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from conftest import BAD
 
 from evalvalidity.errors import FileFormatError
 from evalvalidity.io.ingest import RejectedRowsError, cross_check, read, read_qrels, read_run
-
-BAD = Path(__file__).parent / "data" / "bad"
 
 RUN_FIELDS = "expected 6 fields (qid Q0 docid rank score tag), got 5"
 

@@ -6,11 +6,11 @@ import csv
 import gzip
 import io
 import json
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import CRANFIELD
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,8 +27,6 @@ from evalvalidity.io.ingest import (
     read_units,
 )
 from evalvalidity.io.tables import QRELS_SCHEMA, RUN_SCHEMA
-
-CRANFIELD = Path(__file__).parent.parent / "data" / "cranfield"
 
 ids = st.text(alphabet='abcXYZ019#-_.:,"é', min_size=1, max_size=8)
 scores = st.floats(allow_nan=False, allow_infinity=False, width=64)

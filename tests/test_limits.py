@@ -18,13 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import ROOT
 
 from evalvalidity.errors import FileFormatError, ParameterError
 from evalvalidity.io.ingest import DEFAULT_LIMITS, Limits, RejectedRowsError, read, read_run
 from evalvalidity.io.ingest._limits import human_bytes
 from evalvalidity.io.workspace import Workspace
 
-ROOT = Path(__file__).parent.parent
 MiB = 1 << 20
 GiB = 1 << 30
 #: The brief's bound on any hostile input; the measured peaks are far below it.

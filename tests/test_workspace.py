@@ -12,23 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import BAD, CRANFIELD, ROOT, run_text, wait_for
 
 from evalvalidity.cli import main
 from evalvalidity.errors import ParameterError
 from evalvalidity.io.ingest import RejectedRowsError, load
 from evalvalidity.io.workspace import Workspace, default_path, validate_name
-
-ROOT = Path(__file__).parent.parent
-CRANFIELD = ROOT / "data" / "cranfield"
-BAD = Path(__file__).parent / "data" / "bad"
-
-
-def run_text(n_queries: int, per_query: int, tag: str = "x") -> bytes:
-    return "".join(
-        f"{q} Q0 D{q}_{i} {i} {1000 - i}.5 {tag}\n"
-        for q in range(n_queries)
-        for i in range(1, per_query + 1)
-    ).encode()
 
 
 def snapshot(root: Path) -> tuple[list[str], list[str], list[str]]:
@@ -151,11 +140,7 @@ def test_sigkill_half_way_leaves_no_half_dataset(tmp_path, phase, stream):
         [sys.executable, "-c", KILLER, str(root), str(big), phase, stream], env=env
     )
     marker = tmp_path / "reached"
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert child.poll() is None, "the ingest ended before reaching the kill point"
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_for(marker.exists, child, "the ingest reached the kill point", interval=0.02)
     assert any((root / "tmp").iterdir())  # the ingest is in flight
     child.send_signal(signal.SIGKILL)
     assert child.wait() == -signal.SIGKILL

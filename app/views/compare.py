@@ -1,11 +1,11 @@
 """Compare: several runs on the same queries — significance, effect sizes, detectability."""
 
-import explain
-import pandas as pd
-import state
-import streamlit as st
-import widgets
+from typing import Any
 
+import pandas as pd
+import streamlit as st
+
+from app import explain, state, widgets
 from evalvalidity.report import charts
 
 st.title("Compare runs")
@@ -53,7 +53,7 @@ st.altair_chart(
     ),
     width="stretch",
 )
-rows = []
+rows: list[dict[str, Any]] = []
 for r in comparison.table.rows:
     distinguishable = r.significant and (
         power is None or abs(r.difference) >= power.min_detectable_difference

@@ -1,10 +1,9 @@
 """Diagnostics: inferred N on the exact E(N) curve, and Check 1's distribution."""
 
-import explain
 import pandas as pd
 import streamlit as st
-import widgets
 
+from app import explain, widgets
 from evalvalidity.report import charts
 
 st.title("Diagnostics")

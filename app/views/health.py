@@ -1,10 +1,8 @@
 """Health: choose the benchmark's datasets and metric; the verdict, the two checks, headroom."""
 
-import explain
-import state
 import streamlit as st
-import widgets
 
+from app import explain, state, widgets
 from evalvalidity.analysis.examples import Preset
 from evalvalidity.core.metrics import FAMILIES, family_spec
 from evalvalidity.errors import EvalValidityError

@@ -1,11 +1,9 @@
 """Queries: the triage table with filters, the multi-gold breakdown, and one query in detail."""
 
-import explain
 import pandas as pd
-import state
 import streamlit as st
-import widgets
 
+from app import explain, state, widgets
 from evalvalidity.errors import EvalValidityError
 from evalvalidity.report import charts
 from evalvalidity.report import records as report

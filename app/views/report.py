@@ -3,8 +3,8 @@
 import functools
 
 import streamlit as st
-import widgets
 
+from app import widgets
 from evalvalidity.report import charts
 from evalvalidity.report import html as html_report
 from evalvalidity.report import records as report

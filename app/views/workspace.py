@@ -1,14 +1,13 @@
 """Workspace: upload eval exports, see what was detected and rejected, manage the datasets."""
 
-import explain
 import pandas as pd
-import state
 import streamlit as st
-import widgets
 
+from app import explain, state, widgets
 from evalvalidity.analysis import examples as demo
 from evalvalidity.errors import EvalValidityError
 from evalvalidity.io.ingest import KINDS
+from evalvalidity.io.workspace import DatasetInfo
 
 KIND_HELP = {
     "run": "a ranking (TREC, CSV/TSV, JSONL, JSON, Parquet)",
@@ -21,6 +20,7 @@ KIND_HELP = {
 }
 
 st.title("Workspace")
+info: DatasetInfo | None  # the dataset a form below adds or manages
 ws = state.workspace()
 st.caption(
     f"Datasets live in `{ws.path}`. Your uploads stay private to this browser session "

@@ -40,7 +40,7 @@ def locate_app() -> tuple[Path, Path]:
 
     An editable install (the repository) has ``app/main.py`` next to the package and the
     Streamlit configuration in ``.streamlit/`` at the repository's root; a wheel carries both
-    inside the package, as ``evalvalidity/_app``.
+    inside the package, laid out the same way under ``evalvalidity/_app``.
 
     Raises
     ------
@@ -52,13 +52,13 @@ def locate_app() -> tuple[Path, Path]:
     package = Path(evalvalidity.__file__).resolve().parent
     for root, script in (
         (package.parent, package.parent / "app" / "main.py"),
-        (package / "_app", package / "_app" / "main.py"),
+        (package / "_app", package / "_app" / "app" / "main.py"),
     ):
         if script.is_file():
             return root, script
     raise ParameterError(
         f"Cannot find the dashboard: neither {package.parent / 'app' / 'main.py'} nor "
-        f"{package / '_app' / 'main.py'} exists. Reinstall evalvalidity with its app."
+        f"{package / '_app' / 'app' / 'main.py'} exists. Reinstall evalvalidity with its app."
     )
 
 

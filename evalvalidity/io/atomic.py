@@ -24,7 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
-from evalvalidity.errors import EvalValidityError
+from evalvalidity.errors import StorageError
 
 __all__ = [
     "StorageError",
@@ -37,13 +37,6 @@ __all__ = [
 
 _DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 _DISK_FULL_WORDS = ("No space left on device", "Disk quota exceeded")
-
-
-class StorageError(EvalValidityError, OSError):
-    """Writing to disk failed: the disk is full, the folder is read-only, ...
-
-    Also an :class:`OSError`, so code that handles failed writes keeps handling it.
-    """
 
 
 def is_disk_full(exc: BaseException | None) -> bool:

@@ -1,4 +1,4 @@
-"""Fixtures of the browser tests: a Streamlit server on a free port, Debian's Chromium.
+"""Fixtures of the browser tests: a Streamlit server on a port it picks, Debian's Chromium.
 
 The tests skip, saying why, when ``/usr/bin/chromium`` or the ``playwright`` package is
 missing (``scripts/test.sh`` installs Chromium where it can). Screenshots go to
@@ -8,8 +8,8 @@ missing (``scripts/test.sh`` installs Chromium where it can). Screenshots go to
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -54,10 +54,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+#: What Streamlit prints once it listens (``--server.port 0``: the port the system gave it).
+_LISTENING = re.compile(r"Local URL: http://[^\s:]+:(\d+)")
+
+
+def _wait_port(log: Path, process: subprocess.Popen[bytes], timeout: float) -> int:
+    """The port the server bound, read back from its log (never one picked before binding)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = _LISTENING.search(log.read_text(encoding="utf-8", errors="replace"))
+        if found:
+            return int(found.group(1))
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {process.returncode} before listening")
+        time.sleep(0.1)
+    raise RuntimeError(f"streamlit did not say which port it listens on in {timeout:.0f} s")
 
 
 def _wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
@@ -83,14 +94,20 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server(workspace: Path, tmp_path: Path) -> Iterator[str]:
-    """``streamlit run app/main.py`` from the repository root on a free port."""
-    port = _free_port()
+    """``streamlit run app/main.py`` from the repository root, on a port the system picks.
+
+    ``--server.port 0`` lets the server bind any free port and the port is read back from its
+    log: choosing a free port first and passing it on would leave a window in which another
+    process (another test run) takes it.
+    """
     env = {
         **os.environ,
         "EVALVALIDITY_WORKSPACE": str(workspace),
         "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+        "PYTHONUNBUFFERED": "1",  # the log shows the port as soon as it is printed
     }
-    log = open(tmp_path / "streamlit.log", "wb")  # closed in the finally below
+    log_path = tmp_path / "streamlit.log"
+    log = open(log_path, "wb")  # closed in the finally below
     process = subprocess.Popen(
         [
             sys.executable,
@@ -101,7 +118,7 @@ def server(workspace: Path, tmp_path: Path) -> Iterator[str]:
             "--server.headless",
             "true",
             "--server.port",
-            str(port),
+            "0",
             "--server.fileWatcherType",
             "none",
             "--browser.gatherUsageStats",
@@ -112,8 +129,8 @@ def server(workspace: Path, tmp_path: Path) -> Iterator[str]:
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    url = f"http://127.0.0.1:{port}"
     try:
+        url = f"http://127.0.0.1:{_wait_port(log_path, process, timeout=60)}"
         _wait_healthy(url, process, timeout=60)
         yield url
     finally:

@@ -1,0 +1,1 @@
+"""The dashboard's pages, one script each (Streamlit runs them; they import :mod:`app`)."""
