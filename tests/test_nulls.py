@@ -71,7 +71,7 @@ def random_benchmark(rng: np.random.Generator, n_queries: int, n_docs: int, hubs
 def brute_matrix(metric, run, gold, n_queries):
     """v[i, j]: ranking i scored against the judgements of j, in plain Python."""
     rankings = {q: [] for q in range(n_queries)}
-    for q, d, p in sorted(zip(*run, strict=True), key=lambda row: (row[0], row[2])):
+    for q, d, _p in sorted(zip(*run, strict=True), key=lambda row: (row[0], row[2])):
         rankings[int(q)].append(int(d))
     grades = {q: {} for q in range(n_queries)}
     for q, d, g in zip(*gold, strict=True):
@@ -295,7 +295,7 @@ def hub_benchmark(n_queries=200, corpus=10_000, seed=5):
     # A model that ranks the hubs first and then noise: it does not retrieve the own document.
     rq, rdoc, rp = [], [], []
     for q in range(n_queries):
-        docs = [0, 1, 2] + rng.choice(np.arange(1000, corpus), size=7, replace=False).tolist()
+        docs = [0, 1, 2, *rng.choice(np.arange(1000, corpus), size=7, replace=False).tolist()]
         rq += [q] * 10
         rdoc += docs
         rp += list(range(1, 11))

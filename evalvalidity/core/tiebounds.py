@@ -64,7 +64,7 @@ class TieBounds:
 
     @property
     def spread(self) -> np.ndarray:
-        """best − worst per query."""
+        """Best − worst per query."""
         return self.best - self.worst
 
     @property
