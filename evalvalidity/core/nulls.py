@@ -51,8 +51,8 @@ __all__ = [
     "query_shuffle_null",
 ]
 
-# Hits materialised at once by the query-shuffle join (about 100 MB of int64 columns).
-_BLOCK_HITS = 1 << 22
+# Hits materialised at once by the query-shuffle join (some 100 MB of working arrays).
+_BLOCK_HITS = 1 << 20
 
 
 # --------------------------------------------------------------------------- validation
@@ -329,7 +329,7 @@ def query_shuffle_null(
     metric : Metric or str
     n_queries : int
         Q >= 2.
-    block_hits : int, default 2**22
+    block_hits : int, default 2**20
         About how many (pair, hit) rows the join holds in memory at once.
 
     Returns
