@@ -1,5 +1,8 @@
 """Argument checks shared by the core modules: one wording per kind of mistake.
 
+Also the one numpy call the core modules share whose type numpy's stub gets wrong: a weighted
+``bincount``.
+
 Messages follow one pattern, "The 'k' parameter of f must be an int >= 1. Got 0 instead.", and
 are contracts (tests match them exactly). Where two modules had grown different wordings of the
 same check, both stay reachable through a parameter rather than one silently changing.
@@ -23,10 +26,7 @@ from typing import TypeGuard
 
 import numpy as np
 
-from evalvalidity.core.types import (
-    FloatArray,
-    NumberArray,
-)
+from evalvalidity.core.types import FloatArray, IndexArray, IntArray, NumberArray
 from evalvalidity.errors import ParameterError
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "_is_real",
     "_show",
     "_shown",
+    "_weighted_bincount",
 ]
 
 
@@ -145,3 +146,17 @@ def _finite_matrix(value: object, name: str, func: str) -> NumberArray:
                 f"Got {int(bad.sum())} NaN or infinite value(s) instead, the first in row {row}."
             )
     return array
+
+
+def _weighted_bincount(x: IntArray | IndexArray, weights: FloatArray, minlength: int) -> FloatArray:
+    """``np.bincount(x, weights=weights, minlength=minlength)``: float64 sums of the weights.
+
+    numpy's stub gives every ``bincount`` an intp result; with float weights it is float64.
+
+    Examples
+    --------
+    >>> _weighted_bincount(np.array([0, 2, 2]), np.array([0.5, 1.0, 2.0]), 4).tolist()
+    [0.5, 0.0, 3.0, 0.0]
+    """
+    sums: FloatArray = np.bincount(x, weights=weights, minlength=minlength)  # type: ignore[assignment]  # numpy's stub types a weighted bincount as intp; it is float64
+    return sums

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from statistics import NormalDist
-from typing import Final
+from typing import Final, TypeVar
 
 import numpy as np
 
@@ -60,8 +60,10 @@ from evalvalidity.core.floors import (
 )
 from evalvalidity.core.kernels import Hits, Judged, evaluate
 from evalvalidity.core.metrics import Metric, parse_metric
-from evalvalidity.core.types import FloatArray, IndexArray, IntArray
+from evalvalidity.core.types import BoolArray, FloatArray, IndexArray, IntArray
 from evalvalidity.errors import EvalValidityWarning, ParameterError
+
+_SpreadT = TypeVar("_SpreadT", FloatArray, BoolArray)
 
 __all__ = [
     "DedupMonteCarlo",
@@ -728,7 +730,7 @@ def infer_pool_size_under_dedup(
     floor = _floor(metric, counts, gold_list)
     found = infer_pool_size(metric, floor.expected[with_gold], sizes[with_gold])
 
-    def spread(values: FloatArray, fill: float | bool) -> FloatArray:
+    def spread(values: _SpreadT, fill: float | bool) -> _SpreadT:
         out = np.full(len(gold_list), fill, dtype=values.dtype)
         out[with_gold] = values
         return out

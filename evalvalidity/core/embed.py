@@ -29,8 +29,13 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from evalvalidity.core._validate import _finite_matrix, _generator, _int_at_least, _show
-from evalvalidity.core.kernels import _weighted_bincount
+from evalvalidity.core._validate import (
+    _finite_matrix,
+    _generator,
+    _int_at_least,
+    _show,
+    _weighted_bincount,
+)
 from evalvalidity.core.types import (
     FloatArray,
     IndexArray,

@@ -36,6 +36,7 @@ from functools import cached_property
 
 import numpy as np
 
+from evalvalidity.core._validate import _weighted_bincount
 from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.core.types import (
     BoolArray,
@@ -323,20 +324,6 @@ class TiedHits:
 
 
 # --------------------------------------------------------------------------- shared helpers
-
-
-def _weighted_bincount(x: IntArray | IndexArray, weights: FloatArray, minlength: int) -> FloatArray:
-    """``np.bincount(x, weights=weights, minlength=minlength)``: float64 sums of the weights.
-
-    numpy's stub gives every ``bincount`` an intp result; with float weights it is float64.
-
-    Examples
-    --------
-    >>> _weighted_bincount(np.array([0, 2, 2]), np.array([0.5, 1.0, 2.0]), 4).tolist()
-    [0.5, 0.0, 3.0, 0.0]
-    """
-    sums: FloatArray = np.bincount(x, weights=weights, minlength=minlength)  # type: ignore[assignment]  # numpy's stub types a weighted bincount as intp; it is float64
-    return sums
 
 
 def _gain(metric: Metric, grade: IntArray) -> FloatArray:
