@@ -1,7 +1,7 @@
 """Argument checks shared by the core modules: one wording per kind of mistake.
 
-Also the one numpy call the core modules share whose type numpy's stub gets wrong: a weighted
-``bincount``.
+Also a weighted ``bincount`` that is float64 whatever its input (numpy gives int zeros for an
+empty one).
 
 Messages follow one pattern, "The 'k' parameter of f must be an int >= 1. Got 0 instead.", and
 are contracts (tests match them exactly). Where two modules had grown different wordings of the
@@ -149,14 +149,16 @@ def _finite_matrix(value: object, name: str, func: str) -> NumberArray:
 
 
 def _weighted_bincount(x: IntArray | IndexArray, weights: FloatArray, minlength: int) -> FloatArray:
-    """``np.bincount(x, weights=weights, minlength=minlength)``: float64 sums of the weights.
+    """``np.bincount(x, weights=weights, minlength=minlength)``, always as float64 sums.
 
-    numpy's stub gives every ``bincount`` an intp result; with float weights it is float64.
+    numpy returns float64 sums for float weights, except when ``x`` is empty: then it returns
+    int zeros. The result here is float64 in both cases (no copy in the first).
 
     Examples
     --------
     >>> _weighted_bincount(np.array([0, 2, 2]), np.array([0.5, 1.0, 2.0]), 4).tolist()
     [0.5, 0.0, 3.0, 0.0]
+    >>> _weighted_bincount(np.zeros(0, np.int64), np.zeros(0), 2).dtype
+    dtype('float64')
     """
-    sums: FloatArray = np.bincount(x, weights=weights, minlength=minlength)  # type: ignore[assignment]  # numpy's stub types a weighted bincount as intp; it is float64
-    return sums
+    return np.bincount(x, weights=weights, minlength=minlength).astype(np.float64, copy=False)
