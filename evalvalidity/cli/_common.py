@@ -117,8 +117,16 @@ def pool_from_args(args: argparse.Namespace, *, required: bool) -> Any:
 
 
 def run_display_name(spec: str) -> str:
-    """The name a run is shown under: its file name without folders."""
-    return os.path.basename(os.fspath(spec)) or spec
+    r"""The name a run is shown under: its file name without folders, as valid text.
+
+    A file name whose bytes are not UTF-8 reaches Python holding lone surrogates, which no
+    table, chart or report can hold; each undecodable byte is shown as U+FFFD.
+
+    >>> run_display_name("runs/bm25.trec"), run_display_name("runs/b\udce9m.trec")
+    ('bm25.trec', 'b\ufffdm.trec')
+    """
+    name = os.path.basename(os.fspath(spec)) or spec
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def progress_printer(enabled: bool) -> Any:
