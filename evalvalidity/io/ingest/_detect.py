@@ -281,8 +281,12 @@ def _find(cells: list[str], column: str, taken: set[int]) -> int | None:
     return None
 
 
-def _map_columns(cells: list[str], kind: str) -> dict[str, int] | None:
-    """Column -> position for ``kind``, or None when a required column is missing."""
+def _map_columns(source: Source, cells: list[str], kind: str) -> dict[str, int] | None:
+    """Column -> position for ``kind``, or None when a required column is missing.
+
+    Two cells naming the same column (``score`` and ``Score``, ``qid`` and ``query_id``) are
+    an error: which one holds the values cannot be told.
+    """
     taken: set[int] = set()
     found: dict[str, int] = {}
     for column, required in _KIND_COLUMNS[kind]:
@@ -295,6 +299,15 @@ def _map_columns(cells: list[str], kind: str) -> dict[str, int] | None:
         for alias in aliases:
             position = _find(cells, alias, taken)
             if position is not None:
+                twin = _find(cells, alias, taken | {position})
+                if twin is not None:
+                    raise FileFormatError(
+                        source.name,
+                        None,
+                        f"the header names two {alias} columns, {cells[position]!r} (column "
+                        f"{position + 1}) and {cells[twin]!r} (column {twin + 1}); rename or "
+                        "drop one",
+                    )
                 break
         if position is None:
             if required:
@@ -365,7 +378,7 @@ def _from_header(
         if guessed is None:  # unreachable: a failed guess re-raised above
             raise _ambiguous(source, f"the header ({' '.join(cells)}) is not recognised")
         kind = guessed
-    mapping = _map_columns(cells, kind)
+    mapping = _map_columns(source, cells, kind)
     if mapping is None:
         if guessed is not None and guessed != kind:
             raise _contradiction(
