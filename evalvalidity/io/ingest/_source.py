@@ -94,6 +94,16 @@ class Source:
             raise ParameterError(f"Cannot read the file {self.name!r}: {exc.strerror}.") from exc
         self.compression: str | None = "gzip" if magic[:2] == GZIP_MAGIC else None
         self._raw_stream: pa.NativeFile | None = None
+        #: Bytes of the gzip header (with its optional name, comment and extra fields): they
+        #: decompress to nothing, so the compression ratio leaves them out.
+        self.header_bytes = 0
+        if self.compression == "gzip":
+            try:
+                self.header_bytes = self._gzip_header_bytes()
+            except OSError as exc:
+                raise ParameterError(
+                    f"Cannot read the file {self.name!r}: {exc.strerror}."
+                ) from exc
         if max_file is not None and self.size > max_file:
             # a file-like object was read only up to one byte past the limit
             size = "more than " + human_bytes(max_file) if read_partly else human_bytes(self.size)
@@ -115,6 +125,39 @@ class Source:
     def _raw_head(self, n: int) -> bytes:
         with self._open_raw() as handle:
             return handle.read(n)
+
+    def _gzip_header_bytes(self) -> int:
+        """The length of the first gzip member's header (RFC 1952, section 2.3)."""
+        with self._open_raw() as handle:
+            fixed = handle.read(10)
+            if len(fixed) < 10:
+                return len(fixed)
+            flags = fixed[3]
+            length = 10
+            if flags & 0x04:  # FEXTRA: a two-byte length, then that many bytes
+                size = handle.read(2)
+                extra = int.from_bytes(size, "little") if len(size) == 2 else 0
+                handle.seek(extra, io.SEEK_CUR)
+                length += 2 + extra
+            for flag in (0x08, 0x10):  # FNAME, FCOMMENT: zero-terminated
+                if flags & flag:
+                    while True:
+                        block = handle.read(1 << 16)
+                        if not block:
+                            break
+                        end = block.find(b"\0")
+                        if end >= 0:
+                            length += end + 1
+                            handle.seek(length)
+                            break
+                        length += len(block)
+            if flags & 0x02:  # FHCRC
+                length += 2
+            return min(length, self.size)
+
+    def payload_position(self) -> int:
+        """Bytes of compressed payload consumed by the latest stream (the header left out)."""
+        return max(self.raw_position() - self.header_bytes, 0)
 
     def _open_raw(self) -> BinaryIO:
         if self.path is None:
@@ -256,7 +299,8 @@ class Meter:
             )
         ratio = limits.max_compression_ratio
         if ratio is not None and self.n > limits.ratio_grace_bytes:
-            used = max(consumed if consumed is not None else self.source.size, 1)
+            whole = self.source.size - self.source.header_bytes
+            used = max(consumed if consumed is not None else whole, 1)
             if self.n > ratio * used:
                 source = "the first " if consumed is not None else ""
                 raise FileFormatError(
@@ -305,7 +349,7 @@ class Metered:
             chunk = self._stream.read(n)
         except OSError as exc:  # zlib: a corrupt, truncated or trailing-garbage file
             raise self._source.not_gzip(exc) from exc
-        self._meter.add(len(chunk), self._source.raw_position())
+        self._meter.add(len(chunk), self._source.payload_position())
         return bytes(chunk)
 
     def close(self) -> None:
