@@ -400,3 +400,71 @@ def test_parquet_ids_with_a_fraction_part_are_refused(arrow_type):
         f"f.parquet: the query ID column 'qid' holds {arrow_type} numbers: an id such as 1.0 "
         "would become the text '1.0' and match no '1'; store ids as strings or integers"
     )
+
+
+# -- messages --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("column", "template"),
+    [("score", "q1 Q0 d1 1 {} t\n"), ("rank", "q1 Q0 d1 {} 1.5 t\n")],
+)
+@pytest.mark.parametrize("length", [81, 5_000, 100_000])
+def test_a_long_field_is_quoted_as_an_excerpt(column, template, length):
+    value = ("9" * (length - 1)) + "x"
+    with pytest.raises(RejectedRowsError) as info:
+        read(template.format(value).encode(), kind="run", display_name="r.trec")
+    message = str(info.value)
+    noun = "a numeric score" if column == "score" else "an integer rank"
+    assert message == f"r.trec:1: expected {noun}, found {'9' * 80!r}... ({length:,} characters)"
+
+
+def test_a_field_of_80_characters_is_quoted_whole():
+    with pytest.raises(RejectedRowsError) as info:
+        read(f"q1 Q0 d1 1 {'x' * 80} t\n".encode(), kind="run", display_name="r.trec")
+    assert str(info.value) == f"r.trec:1: expected a numeric score, found {'x' * 80!r}"
+
+
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (lambda tmp: tmp, "is a folder"),
+        (lambda tmp: Path("/dev/zero"), "is a device"),
+        (
+            lambda tmp: (__import__("os").mkfifo(tmp / "fifo"), tmp / "fifo")[1],
+            "is a named pipe (FIFO)",
+        ),
+    ],
+    ids=["folder", "device", "fifo"],
+)
+def test_what_is_not_a_regular_file_is_named_as_what_it_is(tmp_path, make, what):
+    from evalvalidity.errors import ParameterError
+    from evalvalidity.io.ingest import load
+
+    path = str(make(tmp_path))
+    with pytest.raises(ParameterError) as info:
+        read(path)
+    assert str(info.value) == f"{path!r} {what}; give a regular file."
+    with pytest.raises(ParameterError) as info:
+        load(path, "run", workspace=tmp_path / "ws")
+    assert str(info.value) == f"{path!r} {what}, not a file to read nor a dataset's name."
+
+
+@pytest.mark.parametrize("n_bad", [1, 2])
+def test_the_drop_bad_rows_hint_follows_its_error_and_fits_the_command(tmp_path, capsys, n_bad):
+    from evalvalidity.cli import main
+
+    run = tmp_path / "r.trec"
+    run.write_text("q1 Q0 d1 1 1.5 t\n" + "q1 Q0 d2 1 abc t\n" * n_bad)
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 d1 1\n")
+    assert main(["ingest", str(run), "--workspace", str(tmp_path / "ws")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"evalvalidity ingest: error: {run}")
+    assert err[-1] == "Fix the file, or pass --drop-bad-rows to keep only the good rows."
+    assert sum("drop-bad-rows" in line for line in err) == 1
+    assert main(["score", "--run", str(run), "--qrels", str(qrels)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"evalvalidity score: error: {run}")
+    assert err[-1] == (
+        "Fix the file, or ingest it with `evalvalidity ingest --drop-bad-rows` and give the "
+        "dataset's name instead of the file."
+    )

@@ -29,6 +29,34 @@ BOM = b"\xef\xbb\xbf"
 SourceLike = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
 
 
+def not_a_regular_file(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it exists but is not a regular file (a folder, a FIFO, ...), or None.
+
+    Reading a FIFO would wait for a writer, and a device such as ``/dev/zero`` never ends, so
+    neither is opened.
+
+    >>> not_a_regular_file("/"), not_a_regular_file("/dev/zero"), not_a_regular_file("/no/such")
+    ('is a folder', 'is a device', None)
+    """
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder"
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device"
+    if stat.S_ISSOCK(mode):
+        return "is a socket"
+    return "is not a regular file"
+
+
 class Source:
     """A file to read, by path or in memory.
 
@@ -65,6 +93,9 @@ class Source:
             except (OSError, ValueError):  # a name too long, or with a NUL byte
                 is_file = False
             if not is_file:
+                what = not_a_regular_file(shown)
+                if what is not None:
+                    raise ParameterError(f"{shown!r} {what}; give a regular file.")
                 raise ParameterError(f"No such file: {shown!r}.")
             name = shown
         elif isinstance(source, bytes | bytearray | memoryview):

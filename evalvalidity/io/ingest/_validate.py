@@ -81,6 +81,31 @@ def not_text(value: str) -> str | None:
     return None
 
 
+#: The longest value a message quotes whole.
+MAX_EXCERPT = 80
+
+
+class Excerpt:
+    """A value as a message quotes it (``{bad!r}``): at most :data:`MAX_EXCERPT` characters.
+
+    A longer value shows its start, an ellipsis and its length.
+
+    >>> repr(Excerpt("abc"))
+    "'abc'"
+    >>> print(repr(Excerpt("1234567890" * 500)))  # doctest: +ELLIPSIS
+    '12345678901234567890...1234567890'... (5,000 characters)
+    """
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        value = self.value
+        if isinstance(value, str) and len(value) > MAX_EXCERPT:
+            return f"{value[:MAX_EXCERPT]!r}... ({len(value):,} characters)"
+        return repr(value)
+
+
 #: The largest relevance grade, in magnitude: sums of grades over a query then fit 64 bits
 #: (a grade of 2**63 - 1 was read, then overflowed while scoring).
 MAX_GRADE = 2**31 - 1
@@ -223,7 +248,7 @@ def apply_row_checks(
         for rec in shown.select(["line", "__code", "__bad", "n", "raw", "err"]).to_pylist():
             message = checks.messages[rec["__code"]]
             reason = message.format(
-                bad=rec["__bad"],
+                bad=Excerpt(rec["__bad"]),
                 err=rec["err"],
                 n=rec["n"],
                 k=layout.n_fields,
