@@ -468,3 +468,23 @@ def test_the_drop_bad_rows_hint_follows_its_error_and_fits_the_command(tmp_path,
         "Fix the file, or ingest it with `evalvalidity ingest --drop-bad-rows` and give the "
         "dataset's name instead of the file."
     )
+
+
+@pytest.mark.parametrize(
+    ("codec", "name"),
+    [
+        ("utf-16", "UTF-16 (little-endian)"),
+        ("utf-16-le", "UTF-16 (little-endian)"),
+        ("utf-16-be", "UTF-16 (big-endian)"),
+        ("utf-32", "UTF-32 (little-endian)"),
+        ("utf-32-be", "UTF-32 (big-endian)"),
+    ],
+)
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_utf16_and_utf32_are_named(codec, name, gzipped):
+    import gzip
+
+    data = "q1 0 d1 1\nq1 0 d2 0\n".encode(codec)
+    with pytest.raises(FileFormatError) as info:
+        read(gzip.compress(data) if gzipped else data, display_name="q.txt")
+    assert str(info.value) == f"q.txt: the file looks like {name} text; save it as UTF-8"

@@ -84,10 +84,51 @@ def _is_int(text: str) -> bool:
     return _INT.fullmatch(text) is not None
 
 
+def wide_encoding(head: bytes) -> str | None:
+    """``UTF-16`` or ``UTF-32`` (with the byte order) when ``head`` looks like it, else None.
+
+    A byte-order mark says so; without one, text in the ASCII range has a NUL beside every
+    character: in every other byte (UTF-16) or three bytes of every four (UTF-32).
+
+    >>> text = "q1 0 d1 1" + chr(10)
+    >>> wide_encoding(text.encode("utf-16")), wide_encoding(text.encode("utf-16-be"))
+    ('UTF-16 (little-endian)', 'UTF-16 (big-endian)')
+    >>> wide_encoding(text.encode("utf-32")), wide_encoding(text.encode("utf-8"))
+    ('UTF-32 (little-endian)', None)
+    """
+    for bom, name in (
+        (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+        (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+        (b"\xff\xfe", "UTF-16 (little-endian)"),
+        (b"\xfe\xff", "UTF-16 (big-endian)"),
+    ):
+        if head.startswith(bom):
+            return name
+    sample = head[:4096]
+    if len(sample) < 8 or sample.count(0) < len(sample) // 3:
+        return None
+    quads = len(sample) // 4
+    if sample[1::4].count(0) == sample[2::4].count(0) == sample[3::4].count(0) == quads:
+        return "UTF-32 (little-endian)"
+    if sample[0::4].count(0) == sample[1::4].count(0) == sample[2::4].count(0) == quads:
+        return "UTF-32 (big-endian)"
+    pairs = len(sample) // 2
+    if sample[1::2].count(0) >= 0.9 * pairs and sample[0::2].count(0) < 0.1 * pairs:
+        return "UTF-16 (little-endian)"
+    if sample[0::2].count(0) >= 0.9 * pairs and sample[1::2].count(0) < 0.1 * pairs:
+        return "UTF-16 (big-endian)"
+    return None
+
+
 def sample_lines(source: Source) -> list[tuple[int, str]]:
     """The first non-blank lines, with their 1-based numbers, decoded leniently."""
     head = source.head(SAMPLE_BYTES)
     truncated = len(head) == SAMPLE_BYTES
+    wide = wide_encoding(head)
+    if wide is not None:
+        raise FileFormatError(
+            source.name, None, f"the file looks like {wide} text; save it as UTF-8"
+        )
     if head.startswith(BOM):
         head = head[len(BOM) :]
     if not head:
