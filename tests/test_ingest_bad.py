@@ -488,3 +488,10 @@ def test_utf16_and_utf32_are_named(codec, name, gzipped):
     with pytest.raises(FileFormatError) as info:
         read(gzip.compress(data) if gzipped else data, display_name="q.txt")
     assert str(info.value) == f"q.txt: the file looks like {name} text; save it as UTF-8"
+
+
+def test_zero_bytes_are_not_taken_for_utf16_or_utf32():
+    from evalvalidity.io.ingest._detect import wide_encoding
+
+    assert wide_encoding(b"\0" * 10_000) is None
+    assert wide_encoding(b"q1 0 d1 1\n" + b"\0" * 100) is None

@@ -108,10 +108,13 @@ def wide_encoding(head: bytes) -> str | None:
     if len(sample) < 8 or sample.count(0) < len(sample) // 3:
         return None
     quads = len(sample) // 4
+    # the characters' own bytes are rarely NUL: a run of zero bytes is no text at all
     if sample[1::4].count(0) == sample[2::4].count(0) == sample[3::4].count(0) == quads:
-        return "UTF-32 (little-endian)"
+        if sample[0::4].count(0) < 0.1 * quads:
+            return "UTF-32 (little-endian)"
     if sample[0::4].count(0) == sample[1::4].count(0) == sample[2::4].count(0) == quads:
-        return "UTF-32 (big-endian)"
+        if sample[3::4].count(0) < 0.1 * quads:
+            return "UTF-32 (big-endian)"
     pairs = len(sample) // 2
     if sample[1::2].count(0) >= 0.9 * pairs and sample[0::2].count(0) < 0.1 * pairs:
         return "UTF-16 (little-endian)"
