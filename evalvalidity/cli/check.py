@@ -207,8 +207,9 @@ def run(args: argparse.Namespace) -> int:
         text = report.to_markdown(result)
     else:
         text = report.to_text(result)
-    sys.stdout.write(text)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        from evalvalidity.cli._common import write_output_file
+
+        write_output_file(args.output, text)
+    sys.stdout.write(text)
     return 1 if result.verdict in _GATES[args.fail_on] else 0
