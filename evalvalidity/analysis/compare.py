@@ -294,7 +294,9 @@ def per_query_scores(
     return out
 
 
-def check_scores(plan: CheckPlan, inputs: CheckInputs, result: CheckResult) -> dict[str, np.ndarray]:
+def check_scores(
+    plan: CheckPlan, inputs: CheckInputs, result: CheckResult
+) -> dict[str, np.ndarray]:
     """Per-query scores of the plan's run and of the runs it compares, in triage order.
 
     The run's own values are the check's (``result.queries.model``); the others are scored

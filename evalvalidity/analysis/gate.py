@@ -1,4 +1,4 @@
-r"""The regression gate: did a new run fall below a recorded check by more than it may?
+r"""The regression gate: a new run against a recorded check, with an allowed drop.
 
 A recorded check is the JSON of ``evalvalidity check --format json``
 (:func:`evalvalidity.report.records.to_dict`): :func:`baseline_from_record` reads its metric,
@@ -338,9 +338,7 @@ def regression_gate(
         regressed = decision.decision == "regressed"
     order = np.argsort(d, kind="stable")[: max(top, 0)]
     worst = tuple(
-        QueryChange(common[i], float(old[i]), float(new[i]), float(d[i]))
-        for i in order
-        if d[i] < 0
+        QueryChange(common[i], float(old[i]), float(new[i]), float(d[i])) for i in order if d[i] < 0
     )
     return GateResult(
         metric=result.metric.name,

@@ -1,4 +1,4 @@
-"""Query groups: which queries belong together (variants of one question, one sub-forum, ...).
+r"""Query groups: which queries belong together (variants of one question, one sub-forum, ...).
 
 A groups file has two columns, a query id and its group, one query a line, separated by a tab
 or a comma (the first data line decides); a header line ``qid<sep>group`` is optional, and
@@ -8,9 +8,9 @@ draws, so the statistics of a check treat the groups, not the queries, as the in
 
 Examples
 --------
->>> parse_groups("qid\\tgroup\\nq1\\tA\\nq2\\tA\\n# a comment\\nq3\\tB\\n", "groups.tsv")
+>>> parse_groups("qid\tgroup\nq1\tA\nq2\tA\n# a comment\nq3\tB\n", "groups.tsv")
 {'q1': 'A', 'q2': 'A', 'q3': 'B'}
->>> parse_groups("q1,A\\nq1,B\\n", "groups.csv")
+>>> parse_groups("q1,A\nq1,B\n", "groups.csv")
 Traceback (most recent call last):
 ...
 evalvalidity.errors.FileFormatError: groups.csv:2: query 'q1' is already in group 'A' (line 1); got group 'B'
