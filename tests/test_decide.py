@@ -84,7 +84,10 @@ def test_groups_files_read_with_header_comments_and_either_separator(tmp_path):
     [
         ("q1,A\nq2\n", "g.csv:2: expected 2 comma-separated fields (qid, group), got 1"),
         ("q1\tA\tx\n", "g.csv:1: expected 2 tab-separated fields (qid, group), got 3"),
-        ("q1,\n", "g.csv:1: expected 2 comma-separated fields (qid, group), got 2 with an empty one"),
+        (
+            "q1,\n",
+            "g.csv:1: expected 2 comma-separated fields (qid, group), got 2 with an empty one",
+        ),
         ("q1,A\nq1,B\n", "g.csv:2: query 'q1' is already in group 'A' (line 1); got group 'B'"),
         ("# nothing\n", "g.csv: the groups file lists no query (expected qid, group)"),
     ],
@@ -127,7 +130,9 @@ def test_independent_groups_leave_the_design_effect_near_one():
     n = 400
     qrels = pa.table({"qid": [f"q{i}" for i in range(n)], "docid": ["g"] * n, "rel": [1] * n})
     ranks = rng.integers(1, 6, size=n)
-    rows = [(f"q{i}", "g" if r == k else f"x{k}", k) for i, r in enumerate(ranks) for k in range(1, 6)]
+    rows = [
+        (f"q{i}", "g" if r == k else f"x{k}", k) for i, r in enumerate(ranks) for k in range(1, 6)
+    ]
     run = pa.table(
         {
             "qid": [r[0] for r in rows],
@@ -143,7 +148,9 @@ def test_independent_groups_leave_the_design_effect_near_one():
 
 
 def test_shared_gold_clusters_link_queries_through_documents():
-    qrels = pa.table({"qid": ["a", "b", "c", "d"], "docid": ["x", "x", "y", "z"], "rel": [1, 1, 1, 0]})
+    qrels = pa.table(
+        {"qid": ["a", "b", "c", "d"], "docid": ["x", "x", "y", "z"], "rel": [1, 1, 1, 0]}
+    )
     found = query_clusters(np.array(["a", "b", "c", "d"]), qrels=qrels)
     assert found.source == "shared-gold" and found.n_clusters == 3
     assert found.labels[0] == found.labels[1] != found.labels[2]
@@ -153,7 +160,10 @@ def test_the_check_command_reports_the_clustered_statistics(tmp_path, capsys, gr
     qrels, run, groups = _grouped_benchmark()
     qrels_path = tmp_path / "qrels.txt"
     qrels_path.write_text(
-        "".join(f"{q} 0 {d} 1\n" for q, d in zip(qrels["qid"].to_pylist(), qrels["docid"].to_pylist(), strict=True))
+        "".join(
+            f"{q} 0 {d} 1\n"
+            for q, d in zip(qrels["qid"].to_pylist(), qrels["docid"].to_pylist(), strict=True)
+        )
     )
     rankings: dict[str, list[str]] = {}
     for q, d in zip(run["qid"].to_pylist(), run["docid"].to_pylist(), strict=True):
@@ -180,7 +190,9 @@ def test_a_checks_leaderboard_ranks_its_runs_with_floors_and_wins(grouped):
     result, _ = grouped
     qrels, run, _ = _grouped_benchmark()
     worse = run.filter(pa.compute.not_equal(run["rank"], 1))  # every gold at rank 1 removed
-    inputs = CheckInputs(qrels=qrels, pool=PoolSpec(corpus_size=50), run=run, compare={"worse": worse})
+    inputs = CheckInputs(
+        qrels=qrels, pool=PoolSpec(corpus_size=50), run=run, compare={"worse": worse}
+    )
     plan = result.plan.replace(compare=(("worse", result.plan.qrels),))
     values = check_scores(plan, inputs, result)
     assert set(values) == {"run", "worse"}
@@ -208,11 +220,17 @@ def test_p_values_are_shown_at_the_resolution_and_below_a_thousandth():
 # ------------------------------------------------------------------------------- gate
 
 
-def _gate_rate(result, rng, *, shift, drop=0.0, sims=400, cluster_sd=0.0, clusters=None, **kw):
-    """Fraction of simulated changes the gate fails; scores in [0, 1], n queries of result."""
+def _gate_rate(
+    result, rng, *, shift, drop=0.0, sims=400, effects=None, cluster_sd=0.0, clusters=None, **kw
+):
+    """Fraction of simulated changes the gate fails; scores in [0, 1], n queries of result.
+
+    ``effects`` (QueryClusters) share a random change of sd ``cluster_sd`` per cluster;
+    ``clusters`` are what the gate is told.
+    """
     n = result.queries.qid.size
     qids = [str(q) for q in result.queries.qid.tolist()]
-    codes = np.arange(n) if clusters is None else np.unique(clusters.labels, return_inverse=True)[1]
+    codes = np.arange(n) if effects is None else np.unique(effects.labels, return_inverse=True)[1]
     failed = 0
     for _ in range(sims):
         base = rng.uniform(0.2, 0.8, size=n)
@@ -221,7 +239,9 @@ def _gate_rate(result, rng, *, shift, drop=0.0, sims=400, cluster_sd=0.0, cluste
         new_result = dataclasses.replace(
             result, queries=dataclasses.replace(result.queries, model=new)
         )
-        baseline = Baseline("b.json", "rr@10", "old", None, None, dict(zip(qids, base, strict=True)))
+        baseline = Baseline(
+            "b.json", "rr@10", "old", None, None, dict(zip(qids, base, strict=True))
+        )
         gate = regression_gate(baseline, new_result, allowed_drop=drop, clusters=clusters, **kw)
         failed += gate.regressed
     return failed / sims
@@ -245,17 +265,18 @@ def test_a_regression_of_known_size_is_caught(grouped):
 def test_clustered_changes_need_the_clustered_gate(grouped):
     result, groups = grouped
     clusters = query_clusters(result.queries.qid, groups=groups)
-    naive = _gate_rate(result, np.random.default_rng(4), shift=0.0, cluster_sd=0.1, sims=300)
-    robust = _gate_rate(
-        result, np.random.default_rng(4), shift=0.0, cluster_sd=0.1, sims=300, clusters=clusters
-    )
+    common = {"shift": 0.0, "cluster_sd": 0.1, "sims": 300, "effects": clusters}
+    naive = _gate_rate(result, np.random.default_rng(4), **common)
+    robust = _gate_rate(result, np.random.default_rng(4), **common, clusters=clusters)
     assert naive > 0.2
     assert robust < 0.11
 
 
 def test_the_sequential_gate_passes_nulls_and_catches_regressions(grouped):
     result, _ = grouped
-    assert _gate_rate(result, np.random.default_rng(5), shift=0.0, sims=200, sequential=True) <= 0.05
+    assert (
+        _gate_rate(result, np.random.default_rng(5), shift=0.0, sims=200, sequential=True) <= 0.05
+    )
     caught = _gate_rate(result, np.random.default_rng(6), shift=-0.4, sims=50, sequential=True)
     assert caught == 1.0
 
@@ -281,7 +302,16 @@ def test_the_check_command_gates_on_a_baseline(tmp_path, capsys):
     same = ["check", "--run", TOY / "model.trec", *common, "--baseline", base]
     assert main([str(a) for a in same]) == 0
     assert "regression gate: passed" in capsys.readouterr().out
-    worse = ["check", "--run", TOY / "noise.trec", *common, "--baseline", base, "--fail-on", "never"]
+    worse = [
+        "check",
+        "--run",
+        TOY / "noise.trec",
+        *common,
+        "--baseline",
+        base,
+        "--fail-on",
+        "never",
+    ]
     assert main([str(a) for a in [*worse, "--allowed-drop", "rr@10=1%"]]) == 1
     out = capsys.readouterr().out
     assert "regression gate: FAILED" in out and "most regressed queries" in out
@@ -306,7 +336,11 @@ def test_bad_gate_arguments_exit_2(tmp_path, capsys, extra, message):
     (tmp_path / "bad.json").write_text("{not json")
     record = {"schema_version": 1, "metric": "rr@10", "queries": [{"qid": "q1", "model": 0.5}]}
     (tmp_path / "plan.json").write_text(json.dumps(record))
-    paths = {"missing": tmp_path / "no.json", "bad": tmp_path / "bad.json", "plan": tmp_path / "plan.json"}
+    paths = {
+        "missing": tmp_path / "no.json",
+        "bad": tmp_path / "bad.json",
+        "plan": tmp_path / "plan.json",
+    }
     extra = [e.format(**paths) for e in extra]
     argv = ["check", "--run", TOY / "model.trec", "--qrels", TOY / "qrels.txt", "--pool-size", 200]
     assert main([str(a) for a in [*argv, "--seeds", 2, *extra]]) == 2
@@ -388,7 +422,7 @@ def test_a_suite_flags_its_worthless_benchmark(tmp_path, capsys):
     expected = (1.0 + rows["worthless"]["runs"]["strong"]) / 2
     assert means["strong"]["mean"] == pytest.approx(expected)
     assert means["strong"]["ci"][0] < means["strong"]["mean"] < means["strong"]["ci"][1]
-    assert main([str(a) for a in [*argv[:-3], "--fail-on-flagged"]]) == 1
+    assert main([str(a) for a in [*argv[:4], "--fail-on-flagged"]]) == 1
     out = capsys.readouterr().out
     assert "worthless: cannot separate the suite's runs" in out and "suite mean" in out
 

@@ -198,10 +198,11 @@ def parse_suite(text: str, source: str, base: str | os.PathLike[str] | None = No
                 pool = PoolDeclaration(corpus_size=item["pool_size"])
             else:
                 key = pool_keys[0]
-                pool = PoolDeclaration(
-                    **{key: _ref(item[key], folder, f"{where}: {key}")},
-                    analytic_unit=item.get("analytic_unit", "documents"),
-                )
+                declared: dict[str, Any] = {
+                    key: _ref(item[key], folder, f"{where}: {key}"),
+                    "analytic_unit": item.get("analytic_unit", "documents"),
+                }
+                pool = PoolDeclaration(**declared)
             plan = CheckPlan(
                 run=runs[0][1],
                 run_name=runs[0][0],
