@@ -453,3 +453,74 @@ def test_a_bad_suite_file_is_refused_with_its_place(text, message):
     with pytest.raises(ParameterError) as caught:
         parse_suite(text, "s.toml")
     assert str(caught.value).startswith(message)
+
+
+# ------------------------------------------------------------------------------- dashboard
+
+
+@pytest.fixture
+def dashboard(monkeypatch, tmp_path):
+    from conftest import ROOT
+    from streamlit.testing.v1 import AppTest
+
+    from evalvalidity.analysis import examples as demo
+
+    root = tmp_path / "ws"
+    demo.build_demo(root, include=("toy",))
+    monkeypatch.setenv("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
+    monkeypatch.setenv("EVALVALIDITY_WORKSPACE", str(root))
+    return root, AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=60)
+
+
+def test_the_compare_page_shows_the_leaderboard(dashboard):
+    _, at = dashboard
+    at.run()
+    at.switch_page("views/compare.py").run()
+    at.multiselect(key="c_runs").select("toy.noise").run()
+    assert not at.exception
+    board = next(d for d in at.dataframe if "rank interval" in d.value.columns).value
+    assert board["run"].tolist() == ["toy.model", "toy.noise"]
+    assert board["chance-adjusted"].iloc[0] > board["chance-adjusted"].iloc[1]
+    pairs = next(d for d in at.dataframe if "p (Holm)" in d.value.columns).value
+    assert pairs["p (randomization)"].iloc[0].startswith(("≤", "<"))
+    assert bool(pairs["separated"].iloc[0])
+    at.radio(key="c_groups").set_value("grouped by shared gold documents").run()
+    assert not at.exception
+    assert any("groups of" in c.value for c in at.caption)
+
+
+def test_the_history_page_shows_recorded_checks(dashboard):
+    root, at = dashboard
+    record = {
+        "schema_version": 1,
+        "verdict": "healthy",
+        "metric": "rr@10",
+        "run": "m",
+        "n_queries": 3,
+        "model_score": 0.5,
+        "floor": 0.1,
+        "ceiling": 1.0,
+    }
+    record_check(root, record, when="2024-01-01T00:00:00+00:00", label="first")
+    record_check(root, {**record, "verdict": "broken", "model_score": 0.2}, label="second")
+    at.run()
+    at.switch_page("views/history.py").run()
+    assert not at.exception
+    table = next(d for d in at.dataframe if "verdict" in d.value.columns).value
+    assert table["label"].tolist() == ["first", "second"]
+    assert table["verdict"].tolist() == ["healthy", "broken"]
+
+
+def test_the_suite_page_runs_a_suite_of_workspace_datasets(dashboard):
+    _, at = dashboard
+    at.run()
+    at.switch_page("views/suite.py").run()
+    text = (
+        '[[benchmark]]\nname = "toy"\nqrels = "toy.qrels"\npool_size = 200\n'
+        'runs = ["toy.model", "toy.noise"]\n'
+    )
+    at.text_area(key="s_toml").set_value(text).run()
+    at.button(key="s_run").click().run()
+    assert not at.exception
+    table = next(d for d in at.dataframe if "separates runs" in d.value.columns).value
+    assert table["benchmark"].tolist() == ["toy"] and bool(table["separates runs"].iloc[0])
