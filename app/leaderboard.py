@@ -116,7 +116,7 @@ def show(cfg: Preset, result: CheckResult) -> None:
     correction = {"holm": "Holm", "bh": "Benjamini–Hochberg"}[board.correction]
     pairs = pd.DataFrame(
         {
-            "pair": [f"{p.run_a} − {p.run_b}" for p in board.pairs],
+            "runs": [f"{p.run_a} − {p.run_b}" for p in board.pairs],
             "difference": [p.difference for p in board.pairs],
             "p (randomization)": [format_p(p.p_value, board.resolution) for p in board.pairs],
             f"p ({correction})": [format_p(p.adjusted_p_value) for p in board.pairs],
