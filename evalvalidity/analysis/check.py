@@ -295,8 +295,8 @@ def check_benchmark(
         progress(0.85, "Headroom, triage and power")
     head = headroom(floor, model, rng)
     table = triage(bench, floor, metric, model, noise_values, thresholds)
-    power_result = power(model, thresholds) if model is not None else None
     comparison = None
+    values: dict[str, np.ndarray] = {}
     if inputs.compare and model is not None:
         values = {run_name: model}
         for name, other in inputs.compare.items():
@@ -305,6 +305,12 @@ def check_benchmark(
         table_cmp = quietly(stats.compare_runs, values, n_resamples=10_000, rng=rng)
         comparison = Comparison(
             tuple(values), tuple(float(np.mean(v)) for v in values.values()), table_cmp
+        )
+    power_result = None
+    if model is not None:
+        second = next((name for name in values if name != run_name), None)
+        power_result = power(
+            model, thresholds, values[second] if second is not None else None, second
         )
     flat_mean = float(np.mean(model)) if model is not None else None
     adjusted_mean = None

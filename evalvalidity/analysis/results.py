@@ -167,7 +167,12 @@ class Headroom:
 
 @dataclass(frozen=True)
 class Power:
-    """What the benchmark can detect."""
+    """What the benchmark can detect.
+
+    ``difference_variance`` is the per-query variance of the paired differences the figures
+    rest on: observed against ``paired_with`` when a second run was given, else assumed;
+    ``assumption`` says which, in words.
+    """
 
     n_queries: int
     per_query_variance: float
@@ -176,6 +181,9 @@ class Power:
     queries_needed: int
     alpha: float = 0.05
     power: float = 0.8
+    difference_variance: float = float("nan")
+    paired_with: str | None = None
+    assumption: str = ""
 
 
 @dataclass(frozen=True)
