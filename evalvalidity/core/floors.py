@@ -681,7 +681,7 @@ def _ap_moments(
     nf = n.astype(np.float64)
     gf = g.astype(np.float64)
     b = nf - gf
-    p1, p2, p3 = (_inclusion(nf, gf, m) for m in (1, 2, 3))
+    p1, p2 = _inclusion(nf, gf, 1), _inclusion(nf, gf, 2)
     first = h * p1 + (K - h) * p2
     with np.errstate(divide="ignore", invalid="ignore"):
         d111 = p1 * b / nf
