@@ -210,6 +210,9 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             "queries_needed": result.power.queries_needed,
             "alpha": result.power.alpha,
             "power": result.power.power,
+            "difference_variance": _num(result.power.difference_variance),
+            "paired_with": result.power.paired_with,
+            "assumption": result.power.assumption,
         },
         "comparison": None
         if result.comparison is None
@@ -319,6 +322,8 @@ def to_text(result: CheckResult) -> str:
             f"  power: smallest detectable difference {_fmt(p.min_detectable_difference, 3)} "
             f"(α=0.05, power 0.8); {p.queries_needed:,} queries to detect {p.delta:g}"
         )
+        if p.assumption:
+            lines.append(f"    variance of the differences: {p.assumption}")
     flagged = sum(1 for f in result.queries.flags if f)
     lines.append(f"  {flagged:,} of {result.n_queries:,} queries flagged")
     for note in result.notes:
