@@ -15,6 +15,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from evalvalidity import __version__
 from evalvalidity.errors import EvalValidityError
@@ -38,6 +39,8 @@ _COMMAND_MODULES = (
     "report",
     "app",
 )
+# Commands whose module is not named after them (``random-runs`` lives in ``random_runs``).
+_COMMAND_ALIASES = {"noise-run": "random_runs"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,8 +51,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the parser with every available subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Build the parser with every available subcommand, or with ``command``'s alone.
+
+    Each subcommand's module is imported to register it, and with it what that module imports
+    at its top; naming the command (as :func:`main` does when the first argument is one)
+    imports only its own module, so that ``evalvalidity floor`` never loads DuckDB. A name
+    that no module registers falls back to the full parser (whose error lists the commands).
+    """
     parser = _Parser(
         prog="evalvalidity",
         description="Does your retrieval benchmark measure anything? Exact noise floors, "
@@ -57,21 +66,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"evalvalidity {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    module_name = _COMMAND_ALIASES.get(command, command.replace("-", "_")) if command else None
+    if module_name in _COMMAND_MODULES and _register(module_name, subparsers):
+        if command in subparsers.choices:
+            return parser
+        return build_parser()
     for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"evalvalidity.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"evalvalidity.cli.{name}":
-                continue
-            raise
-        module.register(subparsers)
+        _register(name, subparsers)
     return parser
+
+
+def _register(name: str, subparsers: Any) -> bool:
+    """Register the subcommand module ``name``; False when it does not exist (yet)."""
+    try:
+        module = importlib.import_module(f"evalvalidity.cli.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"evalvalidity.cli.{name}":
+            return False
+        raise
+    module.register(subparsers)
+    return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(arguments[0] if arguments else None)
+    args = parser.parse_args(arguments)
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT

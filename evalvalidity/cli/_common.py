@@ -7,12 +7,13 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from evalvalidity.errors import ParameterError
 from evalvalidity.io.atomic import StorageError, atomic_write
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "add_pool_arguments",
@@ -93,8 +94,6 @@ def dataset_ref(spec: str | os.PathLike[str]) -> Any:
 
 def pool_declaration_from_args(args: argparse.Namespace, *, required: bool) -> Any:
     """The :class:`~evalvalidity.analysis.plan.PoolDeclaration` the arguments give, or None."""
-    from evalvalidity.analysis.plan import PoolDeclaration
-
     given = [
         flag
         for flag, value in (
@@ -115,6 +114,8 @@ def pool_declaration_from_args(args: argparse.Namespace, *, required: bool) -> A
         return None
     if args.analytic_unit == "chunks" and args.units is None:
         raise ParameterError("--analytic-unit chunks needs --units FILE.")
+    from evalvalidity.analysis.plan import PoolDeclaration
+
     if args.pool_size is not None:
         if args.pool_size < 1:
             raise ParameterError(f"--pool-size must be at least 1. Got {args.pool_size}.")
@@ -128,11 +129,11 @@ def pool_declaration_from_args(args: argparse.Namespace, *, required: bool) -> A
 
 def pool_from_args(args: argparse.Namespace, *, required: bool) -> Any:
     """The :class:`~evalvalidity.analysis.plan.PoolSpec` the arguments declare, or None."""
-    from evalvalidity.analysis.plan import PoolSpec
-
     declared = pool_declaration_from_args(args, required=required)
     if declared is None:
         return None
+    from evalvalidity.analysis.plan import PoolSpec
+
     if declared.kind == "corpus":
         return PoolSpec(corpus_size=declared.corpus_size)
     table = load_table(declared.ref.name, declared.kind, args)

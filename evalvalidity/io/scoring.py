@@ -53,21 +53,26 @@ credit for being split into more chunks.
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.dataset as pads
 
 from evalvalidity.core.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
 from evalvalidity.core.metrics import Metric, parse_metrics
 from evalvalidity.errors import InputDataError, ParameterError
+from evalvalidity.io._arrow import int64_range, strings
 from evalvalidity.io.tables import RUN_SCHEMA, conform
+
+if TYPE_CHECKING:
+    # pyarrow.dataset imports pandas (about a second): only a caller who made a dataset has it
+    import pyarrow.dataset as pads
 
 __all__ = ["TIE_POLICIES", "UNRANKED_POLICIES", "ScoreResult", "rank_run", "score_run"]
 
@@ -169,9 +174,18 @@ def _check_table(value: object, name: str, caller: str, kind: str) -> pa.Table:
     return conform(value, kind)
 
 
+def _is_dataset(value: object) -> TypeGuard[pads.Dataset]:
+    """Whether ``value`` is a :class:`pyarrow.dataset.Dataset`, without importing the module.
+
+    A dataset exists only once ``pyarrow._dataset`` (where the class lives) is imported.
+    """
+    module = sys.modules.get("pyarrow._dataset")
+    return module is not None and isinstance(value, module.Dataset)
+
+
 def _check_run_source(value: object, caller: str) -> pa.Table | pads.Dataset:
     """A run table (conformed), or a dataset whose schema already is the run schema."""
-    if isinstance(value, pads.Dataset):
+    if _is_dataset(value):
         have = {f.name: f.type for f in value.schema}
         missing = [f"{f.name} ({f.type})" for f in RUN_SCHEMA if have.get(f.name) != f.type]
         if missing:
@@ -190,7 +204,7 @@ def _where(line: Any, row: int) -> str:
 
 def _numbered(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table | pads.Dataset) -> None:
     """Register ``table`` with a 1-based ``_row`` column (only on error paths: it costs a copy)."""
-    if isinstance(table, pads.Dataset):
+    if _is_dataset(table):
         # Row numbers follow the dataset's order only while DuckDB preserves insertion order.
         con.execute("SET preserve_insertion_order = true")
         con.register(f"{name}_source", table)
@@ -198,7 +212,7 @@ def _numbered(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table | pads.
             f"CREATE TEMP VIEW {name} AS SELECT *, row_number() OVER () AS _row FROM {name}_source"
         )
         return
-    rows = pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))
+    rows = int64_range(1, table.num_rows + 1)
     con.register(name, table.append_column("_row", rows))
 
 
@@ -648,8 +662,8 @@ def _score(
         "scored",
         pa.table(
             {
-                "qid": pa.array(qids, pa.string()),
-                "qi": pa.array(np.arange(n_queries, dtype=np.int64)),
+                "qid": strings(qids.tolist()),
+                "qi": int64_range(0, n_queries),
             }
         ),
     )

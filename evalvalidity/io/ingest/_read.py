@@ -15,7 +15,6 @@ from evalvalidity.errors import FileFormatError
 from evalvalidity.io.atomic import is_disk_full
 from evalvalidity.io.ingest._detect import Detected, detect, sample_lines
 from evalvalidity.io.ingest._limits import Limits
-from evalvalidity.io.ingest._records import read_json_document, read_parquet
 from evalvalidity.io.ingest._result import Ingested, RejectedRowsError
 from evalvalidity.io.ingest._sink import MemorySink, ParquetSink, Sink
 from evalvalidity.io.ingest._source import PARQUET_MAGIC, Source, SourceLike
@@ -111,13 +110,18 @@ def _ingest(
     n_skipped = 0
     unit = "line"
     sink: Sink
+    # the JSON and Parquet readers import pyarrow.parquet: only when such a file is read
     if det.format == "json":
+        from evalvalidity.io.ingest._records import read_json_document
+
         resolved, sink = read_json_document(source, det, kind, make_sink, log, con)
         det = Detected("json", resolved, det.layout)
         unit = "record"
     else:
         sink = make_sink(det.kind)
         if det.format == "parquet":
+            from evalvalidity.io.ingest._records import read_parquet
+
             read_parquet(source, det, sink, log, con, progress)
             unit = "record"
         elif det.format == "jsonl":

@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from evalvalidity.io.ingest._spec import SCHEMAS
+
+if TYPE_CHECKING:  # pyarrow.parquet is imported where a file is written (a read needs none)
+    import pyarrow.parquet as pq
 
 ROW_GROUP_ROWS = 1 << 20
 
@@ -145,6 +148,8 @@ class MemorySink(Sink):
 
 def write_parquet(table: pa.Table, path: Path) -> None:
     """Write a canonical table as Parquet in row groups (the workspace's storage format)."""
+    import pyarrow.parquet as pq
+
     pq.write_table(
         table,
         os.fspath(path),
@@ -163,6 +168,8 @@ class ParquetSink(Sink):
         self._writer: pq.ParquetWriter | None = None
 
     def _open(self) -> pq.ParquetWriter:
+        import pyarrow.parquet as pq
+
         if self._writer is None:
             self._writer = pq.ParquetWriter(
                 os.fspath(self.path),
@@ -204,6 +211,8 @@ class ParquetSink(Sink):
         con.read_parquet(os.fspath(self.path)).create_view(name)
 
     def drop(self, con: duckdb.DuckDBPyConnection, lines: pa.Array) -> None:
+        import pyarrow.parquet as pq
+
         self.close()
         rewritten = self.path.with_name(self.path.name + ".rewrite")
         con.register("__drop_lines", pa.table({"line": lines}))

@@ -29,6 +29,7 @@ import pyarrow.csv as pcsv
 
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
+from evalvalidity.io._arrow import int64_range
 from evalvalidity.io.ingest._detect import Detected
 from evalvalidity.io.ingest._limits import exceeds_depth, human_bytes
 from evalvalidity.io.ingest._sink import Sink
@@ -184,9 +185,7 @@ def read_fast(
     try:
         with contextlib.closing(_fast_batches(source, det, names, parse, convert)) as batches:
             for batch in batches:
-                columns = {
-                    "line": pa.array(np.arange(start, start + batch.num_rows, dtype=np.int64))
-                }
+                columns = {"line": int64_range(start, start + batch.num_rows)}
                 start += batch.num_rows
                 if batch.num_rows and _longest_row_bound(batch) > max_line:
                     raise _Abort  # the exact path names the line
@@ -198,7 +197,7 @@ def read_fast(
                         if not whitespace:
                             column = pc.utf8_trim(column, characters=" \t")
                         if batch.num_rows and (
-                            pc.any(pc.equal(pc.binary_length(column), 0)).as_py()
+                            pc.min(pc.binary_length(column)).as_py() == 0
                             or (whitespace and pc.any(pc.match_substring(column, other)).as_py())
                         ):
                             raise _Abort

@@ -306,7 +306,7 @@ def table_checks(
 ) -> TableCheckResult:
     """Find repeated keys in the relation ``t`` (``line`` plus the kind's columns)."""
     key, value, policy = _TABLE_RULES[kind]
-    empty = pa.array([], pa.int64())
+    empty = pa.nulls(0, pa.int64())
     if policy == "single":
         rows = con.execute("SELECT line FROM t ORDER BY line").fetchall()
         if len(rows) <= 1:

@@ -1,0 +1,106 @@
+"""Arrow arrays built from numpy and Python values without importing pandas.
+
+:func:`pyarrow.array` asks, for every argument that is not already Arrow data, whether it is a
+pandas object, and to ask it imports pandas the first time (about a second of a command's
+start). The builders here hand pyarrow the buffers directly, so a command that never touches
+pandas never loads it.
+
+Examples
+--------
+>>> from_numpy(np.arange(3, dtype=np.int64)).to_pylist()
+[0, 1, 2]
+>>> int64_range(5, 8).to_pylist()
+[5, 6, 7]
+>>> strings(["a", "", "é"]).to_pylist()
+['a', '', 'é']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["from_numpy", "int64_range", "strings"]
+
+_TYPES = {
+    np.dtype(np.int64): pa.int64(),
+    np.dtype(np.int32): pa.int32(),
+    np.dtype(np.float64): pa.float64(),
+    np.dtype(np.float32): pa.float32(),
+}
+
+
+def from_numpy(values: np.ndarray) -> pa.Array:
+    """A null-free Arrow array holding a one-dimensional int or float numpy array (one copy).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        One-dimensional, of dtype int64, int32, float64 or float32 (native byte order).
+
+    Returns
+    -------
+    pyarrow.Array
+        Of the matching Arrow type, with no nulls (a NaN stays a NaN, as ``pa.array`` keeps
+        it).
+
+    Raises
+    ------
+    TypeError
+        For another dtype or shape.
+
+    Examples
+    --------
+    >>> from_numpy(np.array([1.5, np.nan])).to_pylist()
+    [1.5, nan]
+    >>> from_numpy(np.array([True]))
+    Traceback (most recent call last):
+    ...
+    TypeError: from_numpy takes a 1-d int64, int32, float64 or float32 array. Got bool with shape (1,).
+    """
+    arrow_type = _TYPES.get(values.dtype) if isinstance(values, np.ndarray) else None
+    if arrow_type is None or values.ndim != 1:
+        raise TypeError(
+            "from_numpy takes a 1-d int64, int32, float64 or float32 array. Got"
+            f" {getattr(values, 'dtype', type(values).__name__)} with shape"
+            f" {getattr(values, 'shape', None)}."
+        )
+    data = np.ascontiguousarray(values).copy()  # the Arrow array owns what it points at
+    return pa.Array.from_buffers(arrow_type, len(data), [None, pa.py_buffer(data)])
+
+
+def int64_range(start: int, stop: int) -> pa.Array:
+    """``start, start + 1, ..., stop - 1`` as an int64 Arrow array.
+
+    Examples
+    --------
+    >>> int64_range(1, 1).to_pylist()
+    []
+    """
+    return from_numpy(np.arange(start, stop, dtype=np.int64))
+
+
+def strings(values: Sequence[str]) -> pa.Array:
+    """A null-free Arrow ``string`` array of Python str.
+
+    Raises
+    ------
+    UnicodeEncodeError
+        When a value cannot be UTF-8 encoded (a lone surrogate), which Arrow cannot hold.
+
+    Examples
+    --------
+    >>> strings([]).type
+    DataType(string)
+    """
+    encoded = [value.encode("utf-8") for value in values]
+    ends = np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)))
+    if len(ends) and ends[-1] >= 2**31:
+        raise OverflowError("strings holds at most 2 GiB of text; use a chunked array.")
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
+    offsets[1:] = ends
+    return pa.Array.from_buffers(
+        pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
+    )
