@@ -12,6 +12,7 @@ import duckdb
 
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
+from evalvalidity.io._verified import mark_unique_pairs
 from evalvalidity.io.atomic import is_disk_full
 from evalvalidity.io.ingest._detect import Detected, detect, sample_lines
 from evalvalidity.io.ingest._limits import Limits
@@ -209,6 +210,8 @@ def read(
             progress=progress,
             con=con,
         )
+    if result.kind == "run":  # the table checks rejected every repeated (qid, docid)
+        mark_unique_pairs(result.table)
     return result
 
 
