@@ -13,7 +13,8 @@ core       1      evalvalidity/core/             numpy, scipy
 io         2      evalvalidity/io/               pyarrow, duckdb
 analysis   3      evalvalidity/analysis/         none
 report     4      evalvalidity/report/           pandas, altair, vl_convert
-cli        5      evalvalidity/cli/, __main__    none
+cli        5      evalvalidity/cli/, __main__,   none
+                  testing
 app        6      app/                           streamlit
 =========  =====  =============================  ==========================================
 
@@ -76,7 +77,7 @@ def layer_of(module: str) -> int | None:
         raise KeyError(module)
     if len(parts) == 1:
         return None
-    if parts[1] == "__main__":
+    if parts[1] in ("__main__", "testing"):  # the command line and the pytest helper
         return LAYERS["cli"]
     return LAYERS[parts[1]]
 
