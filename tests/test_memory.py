@@ -68,3 +68,29 @@ def test_sorted_unique_orders_as_python_str():
     distinct, index = sorted_unique(pa.chunked_array([values[:3], values[3:]]))
     assert distinct.to_pylist() == sorted(set(values))
     assert [distinct[i].as_py() for i in index.tolist()] == values
+
+
+def test_streamed_json_is_byte_identical_to_dumping_the_dict(monkeypatch):
+    import io
+    import json
+
+    from evalvalidity.analysis.check import check_tables
+    from evalvalidity.report import records
+
+    qids = ['q"1', "q\\2", "é\u2028", "tab\tq", "q5", "q6"]
+    qrels = pa.table(
+        {
+            "qid": [*qids, "q5", "q6"],
+            "docid": ["a", "b", "c", "d", "e", "f", "e", "g"],
+            "rel": [1, 1, 2, 0, 1, 1, 1, 1],
+        }
+    )
+    run = pa.table({"qid": qids[:3], "docid": ["a", "x", "c"], "score": [1.0, 1.0, 1.0]})
+    result = check_tables(run, qrels, pool=PoolSpec(corpus_size=12), seeds=4)
+    assert any(result.queries.flags) and not all(result.queries.flags)
+    expected = json.dumps(records.to_dict(result), indent=2, ensure_ascii=False, allow_nan=False)
+    assert records.to_json(result) == expected
+    monkeypatch.setattr(records, "_JSON_BLOCK", 4)  # rows formatted in several blocks
+    handle = io.StringIO()
+    records.write_json(result, handle)
+    assert handle.getvalue() == expected

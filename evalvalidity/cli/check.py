@@ -202,8 +202,19 @@ def run(args: argparse.Namespace) -> int:
 
     result = result_from_args(args, progress=progress_printer(args.format == "text"))
     if args.format == "json":
-        text = report.to_json(result) + "\n"
-    elif args.format == "markdown":
+        # Streamed: the per-query rows of millions of queries never sit in memory as one text.
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as handle:
+                for piece in report.iter_json(result):
+                    sys.stdout.write(piece)
+                    handle.write(piece)
+                sys.stdout.write("\n")
+                handle.write("\n")
+        else:
+            report.write_json(result, sys.stdout)
+            sys.stdout.write("\n")
+        return 1 if result.verdict in _GATES[args.fail_on] else 0
+    if args.format == "markdown":
         text = report.to_markdown(result)
     else:
         text = report.to_text(result)
