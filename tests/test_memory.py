@@ -21,14 +21,18 @@ QRELS = pa.table(
 def test_benchmark_holds_csr_arrays_of_the_judged_items():
     bench = build_benchmark(QRELS, PoolSpec(corpus_size=20), parse_metric("ndcg@10"))
     assert bench.qids.tolist() == ["q1", "q2", "q3"]
-    # q1 judges c (twice), a, z; q2 judges b, d (a is rel 0); q3 nothing relevant.
+    # q1 judges c (twice), a, z; q2 judges b, d (a is rel 0); q3 nothing relevant. A sized
+    # pool lists each query's judged items best grade first.
     assert bench.pool_offsets.tolist() == [0, 3, 5, 5]
-    assert bench.pool_docs.tolist() == ["c", "a", "z", "b", "d"]
-    assert bench.pool_gains.tolist() == [1, 3, 2, 2, 1]
+    assert bench.pool_docs.tolist() == ["a", "z", "c", "b", "d"]
+    assert bench.pool_gains.tolist() == [3, 2, 1, 2, 1]
     assert bench.judged_offsets.tolist() == [0, 3, 5, 5]
     assert bench.duplicated.tolist() == [1, 0, 0]
     assert bench.in_pool.tolist() == [3, 2, 0]
-    assert [g.tolist() for g in bench.gains] == [[1, 3, 2], [2, 1], []]
+    assert [g.tolist() for g in bench.gains] == [[3, 2, 1], [2, 1], []]
+    small = build_benchmark(QRELS, PoolSpec(corpus_size=2), parse_metric("ndcg@10"))
+    assert small.pool_offsets.tolist() == [0, 2, 4, 4]
+    assert small.pool_docs.tolist() == ["a", "z", "b", "d"]
     for name in ("pool_gains", "pool_docs", "judged_grades"):
         assert getattr(bench, name).ndim == 1
 

@@ -31,6 +31,7 @@ __all__ = [
     "build_benchmark",
     "compute_floor",
     "csr_offsets",
+    "fit_to_pool",
     "per_query",
     "quietly",
     "simulation_layout",
@@ -160,7 +161,7 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
     >>> bench.qids.tolist(), bench.gold.tolist(), bench.pool_size.tolist()
     (['q1', 'q2'], [2, 0], [10, 10])
     >>> bench.pool_offsets.tolist(), bench.pool_docs.tolist()
-    ([0, 2, 2], ['a', 'b'])
+    ([0, 2, 2], ['b', 'a'])
     """
     qrels = conform(qrels, "qrels")
     if qrels.num_rows == 0:
@@ -283,15 +284,20 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
     if kind in ("corpus", "pools"):
         # Only sizes are declared: every judged item is taken to be in the pool.
         gold = np.minimum(gold, pool_size)
-    pool_docs = np.asarray(docid_rows.filter(pa.array(in_pool)).to_pylist(), dtype=object)
+    # The judged (grade >= 1) items in the pool, as rows of the grouped judgements.
+    pool_rows = np.flatnonzero(in_pool)
+    if kind in ("corpus", "pools"):
+        # A pool smaller than the judged items holds the best-graded of them.
+        pool_rows = fit_to_pool(pool_rows, qindex, rel, pool_size)
+    pool_docs = np.asarray(docid_rows.take(pa.array(pool_rows)).to_pylist(), dtype=object)
     return Benchmark(
         qids=qids,
         pool_size=pool_size,
         gold=gold,
         judged=judged,
         positive=positive,
-        pool_offsets=csr_offsets(qindex[in_pool], n_queries),
-        pool_gains=rel[in_pool],
+        pool_offsets=csr_offsets(qindex[pool_rows], n_queries),
+        pool_gains=rel[pool_rows],
         pool_docs=pool_docs,
         judged_offsets=csr_offsets(qindex[positive_mask], n_queries),
         judged_grades=rel[positive_mask],
@@ -301,6 +307,28 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
         declared_documents=declared_documents,
         **extra,
     )
+
+
+def fit_to_pool(
+    rows: np.ndarray, query: np.ndarray, grades: np.ndarray, pool_size: np.ndarray
+) -> np.ndarray:
+    """The in-pool ``rows`` (grouped by query), each query's best grade first, cut to its pool.
+
+    ``query`` and ``grades`` are indexed by row; ties keep the rows' order.
+
+    Examples
+    --------
+    >>> fit_to_pool(
+    ...     np.array([0, 1, 2, 3]), np.array([0, 0, 0, 1]), np.array([1, 3, 2, 1]), np.array([2, 5])
+    ... ).tolist()
+    [1, 2, 3]
+    """
+    q = query[rows]
+    order = np.lexsort((np.arange(len(rows)), -grades[rows], q))
+    rows, q = rows[order], q[order]
+    offsets = csr_offsets(q, len(pool_size))
+    rank = np.arange(len(rows)) - offsets[q]
+    return rows[rank < pool_size[q]]
 
 
 def split_by_query(values: np.ndarray, query: np.ndarray, n_queries: int) -> list[np.ndarray]:
