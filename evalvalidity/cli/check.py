@@ -336,10 +336,11 @@ def _decisions(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     return result, extras
 
 
-def _record(result: Any, extras: dict[str, Any]) -> dict[str, Any]:
+def _extra_record(extras: dict[str, Any]) -> dict[str, Any]:
+    """The keys the decision options add after the check's own record."""
     from evalvalidity.report import records as report
 
-    record = report.to_dict(result)
+    record: dict[str, Any] = {}
     if "clustered" in extras:
         record["clustered"] = report.clustered_to_dict(extras["clustered"])
     if "leaderboard" in extras:
@@ -382,16 +383,16 @@ def run(args: argparse.Namespace) -> int:
     from evalvalidity.report import records as report
 
     result, extras = _decisions(args)
-    record = _record(result, extras)
+    extra = _extra_record(extras)
     if args.format == "json":
-        import json
-
-        text = json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        # Streamed from the triage table's columns: no dict per query.
+        text = "".join(report.iter_json(result, extra)) + "\n"
     elif args.format == "markdown":
         text = report.to_markdown(result) + _extra_text(extras, True)
     else:
         text = report.to_text(result) + _extra_text(extras, False)
     if args.history is not None:
+        record = {**report.to_dict(result), **extra}
         record_check(args.workspace or default_path(), record, label=args.history or None)
     if args.output:
         from evalvalidity.cli._common import write_output_file

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from evalvalidity.analysis.results import CheckResult, HarnessCheck, Interval, NoiseCheck
+from evalvalidity.errors import ParameterError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -355,13 +356,18 @@ def to_json(result: CheckResult, *, indent: int | None = 2) -> str:
     return "".join(iter_json(result))
 
 
-def iter_json(result: CheckResult) -> Iterator[str]:
+def iter_json(result: CheckResult, extra: Mapping[str, Any] | None = None) -> Iterator[str]:
     """The text of :func:`to_json` (``indent=2``) in pieces, the triage rows a block at a time.
 
     The per-query rows are formatted from the triage table's columns (no dict per query), so
-    a check of millions of queries streams its JSON in bounded memory.
+    a check of millions of queries streams its JSON in bounded memory. ``extra`` adds keys
+    after :func:`to_dict`'s own (the command line's clustered statistics, leaderboard, gate).
     """
     data = _record(result, with_queries=False)
+    for key, value in (extra or {}).items():
+        if key in data:
+            raise ParameterError(f"The extra key {key!r} of iter_json is a key of the record.")
+        data[key] = value
     text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
     marker = '\n  "queries": null'
     at = text.index(marker) + len(marker) - len("null")
