@@ -172,9 +172,16 @@ def describe(cfg: object) -> str:
     else:
         extra = f", {getattr(cfg, 'analytic_unit', '')}" if kind == "units" else ""
         parts.append(f"{kind} **{md(str(pool))}**{md(extra)}")
-    if getattr(cfg, "noise_run", None):
-        parts.append(f"noise run **{md(getattr(cfg, 'noise_run', ''))}**")
-    if getattr(cfg, "harness", None):
-        parts.append(f"harness output **{md(getattr(cfg, 'harness', ''))}**")
+    noise = getattr(cfg, "noise_run", None)
+    parts.append(f"noise run **{md(noise)}**" if noise else "no noise run")
+    harness = getattr(cfg, "harness", None)
+    parts.append(f"harness output **{md(harness)}**" if harness else "built-in Check 1")
+    compare = tuple(getattr(cfg, "compare", ()))
+    parts.append(
+        "compared with " + ", ".join(f"**{md(c)}**" for c in compare)
+        if compare
+        else "no comparison run"
+    )
     parts.append(f"metric **{md(getattr(cfg, 'metric', ''))}**")
+    parts.append(f"ties **{md(getattr(cfg, 'ties', 'trec_eval'))}**")
     return " · ".join(parts)

@@ -79,10 +79,12 @@ def presets() -> list[demo.Preset]:
 
 
 def config() -> demo.Preset | None:
-    """The current check configuration: the session's, else the first ready example."""
+    """The checked plan: the session's, else the first ready example (None after "New")."""
     current: demo.Preset | None = st.session_state.get("config")
     if current is not None:
         return current
+    if st.session_state.get("config_cleared"):
+        return None
     ready = presets()
     if ready:
         st.session_state["config"] = ready[0]
@@ -93,6 +95,13 @@ def config() -> demo.Preset | None:
 def set_config(new: demo.Preset) -> None:
     """Make ``new`` the session's check configuration."""
     st.session_state["config"] = new
+    st.session_state.pop("config_cleared", None)
+
+
+def clear_config() -> None:
+    """Start a new benchmark: no plan until one is chosen and run."""
+    st.session_state.pop("config", None)
+    st.session_state["config_cleared"] = True
 
 
 def replace_config(**changes: Any) -> demo.Preset | None:
