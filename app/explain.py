@@ -185,3 +185,52 @@ def describe(cfg: object) -> str:
     parts.append(f"metric **{md(getattr(cfg, 'metric', ''))}**")
     parts.append(f"ties **{md(getattr(cfg, 'ties', 'trec_eval'))}**")
     return " · ".join(parts)
+
+
+#: Library wording (keyword arguments and command-line flags) and what the dashboard calls it.
+_UI_WORDS = (
+    ("pass kind= (--kind) with one of", "choose the kind in the Kind selector: one of"),
+    ("pass kind= (--kind)", "choose the kind in the Kind selector:"),
+    (
+        "pass drop_bad_rows=True (--drop-bad-rows) to keep only the good rows",
+        "tick the box that drops the rejected rows to keep only the good ones",
+    ),
+)
+
+
+def ui_message(text: str) -> str:
+    """A library message in the dashboard's words (no ``--kind``, no ``kind=``).
+
+    >>> ui_message("cannot tell which without guessing: pass kind= (--kind) run or qrels")
+    'cannot tell which without guessing: choose the kind in the Kind selector: run or qrels'
+    """
+    for library, ui in _UI_WORDS:
+        text = text.replace(library, ui)
+    return text
+
+
+def excerpt(raw: object, limit: int = 80) -> str:
+    r"""Content from a file, safe to show: control and binary bytes escaped, at most ``limit``.
+
+    >>> excerpt("\x00\x01PK\x03\x04" + "x" * 100)[:24], len(excerpt("y" * 500))
+    ('\\x00\\x01PK\\x03\\x04xxxxxxxx', 80)
+    >>> excerpt(None)
+    ''
+    """
+    if raw is None:
+        return ""
+    text = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else str(raw)
+    shown = "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def count(n: int, singular: str, plural: str | None = None) -> str:
+    """``1 row``, ``2 rows``, ``1,052 rows``: a number with its noun in agreement.
+
+    >>> count(1, "row"), count(3, "row"), count(2, "query", "queries")
+    ('1 row', '3 rows', '2 queries')
+    """
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"

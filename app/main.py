@@ -36,4 +36,8 @@ pages = [
     ),
     st.Page("views/report.py", title="Report", icon=":material/description:", url_path="report"),
 ]
-st.navigation(pages).run()
+page = st.navigation(pages)
+from app import state  # noqa: E402  (after the path is set up)
+
+state.owner()  # the owner token stays in the address, on every page
+page.run()

@@ -134,7 +134,10 @@ def test_workspace_upload_lists_rejected_rows_before_anything_lands(app_on, tmp_
     at.run()
     assert not at.exception
     assert "Detected **run** in **trec** format · 2 good rows" in _texts(at.markdown)
-    assert "1 rows were rejected" in _texts(at.warning)
+    assert [e.value for e in at.error] == []
+    assert "1 row was rejected. Nothing is stored until you accept dropping it" in _texts(
+        at.warning
+    )
     rejected = at.dataframe[0].value
     assert rejected["line"].tolist() == [2]
     assert "expected 6 fields" in rejected["reason"][0]
@@ -142,7 +145,9 @@ def test_workspace_upload_lists_rejected_rows_before_anything_lands(app_on, tmp_
     assert add.disabled
     assert Workspace(root).list(all_owners=True) == []  # nothing landed
 
-    next(c for c in at.checkbox if c.label.startswith("Drop the 1 rejected rows")).check().run()
+    next(
+        c for c in at.checkbox if c.label == "Drop the 1 rejected row and keep the 2 good ones"
+    ).check().run()
     next(b for b in at.button if b.label == "Add to workspace").click().run()
     assert not at.exception
     assert "Added bm25 (run)." in _texts(at.success)
@@ -505,3 +510,40 @@ def test_the_comparison_run_of_an_example_is_shown_and_can_be_removed(app_on, de
     at.multiselect(key="cfg_compare").unselect("toy.noise").run()
     at.button(key="run_check").click().run()
     assert "no comparison run" in _plain(at.markdown)
+
+
+def test_private_uploads_survive_a_reload_through_the_owner_token(app_on, tmp_path):
+    root = tmp_path / "ws"
+    at = app_on(root).switch_page("views/workspace.py").run()
+    token = at.query_params["owner"]
+    token = token[0] if isinstance(token, list) else token
+    assert len(token) == 32 and int(token, 16) >= 0
+    at.get("file_uploader")[0].set_value([("mine.trec", b"q1 Q0 d1 1 2.5 x\n", "text/plain")])
+    at.run()
+    next(b for b in at.button if b.label == "Add to workspace").click().run()
+    assert "Added mine (run)." in _texts(at.success)
+
+    reloaded = app_on(root)
+    reloaded.query_params["owner"] = token
+    reloaded.switch_page("views/workspace.py").run()
+    table = next(d for d in reloaded.dataframe if "visibility" in d.value.columns).value
+    assert table["name"].tolist() == ["mine"]
+    assert table["visibility"].tolist() == ["private to this session"]
+
+    stranger = app_on(root)
+    stranger.query_params["owner"] = "not-a-token"
+    stranger.switch_page("views/workspace.py").run()
+    assert "No datasets yet" in _texts(stranger.info)
+    fresh = stranger.query_params["owner"]
+    assert (fresh[0] if isinstance(fresh, list) else fresh) != token
+
+
+def test_an_unreadable_upload_shows_an_escaped_excerpt_in_ui_words(app_on, tmp_path):
+    at = app_on(tmp_path / "ws").switch_page("views/workspace.py").run()
+    binary = b"\x00\x01\x02PK" + bytes(range(256)) * 4
+    at.get("file_uploader")[0].set_value([("blob.bin", binary, "application/octet-stream")])
+    at.run()
+    assert not at.exception
+    shown = _texts(at.error) + _texts(at.markdown) + _texts(at.caption)
+    assert "--kind" not in shown and "kind=" not in shown and "drop_bad_rows" not in shown
+    assert "\x00" not in shown  # no raw NUL byte reaches the page
