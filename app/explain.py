@@ -213,7 +213,7 @@ def excerpt(raw: object, limit: int = 80) -> str:
     r"""Content from a file, safe to show: control and binary bytes escaped, at most ``limit``.
 
     >>> excerpt("\x00\x01PK\x03\x04" + "x" * 100)[:24], len(excerpt("y" * 500))
-    ('\\x00\\x01PK\\x03\\x04xxxxxxxx', 80)
+    ('\\x00\\x01PK\\x03\\x04xxxxxx', 80)
     >>> excerpt(None)
     ''
     """
