@@ -128,6 +128,8 @@ if "draft" not in st.session_state or (
 ):
     # First visit, or the checked plan changed elsewhere (Compare, a rename): show it.
     load_settings(applied)
+    if applied is None and len(qrels_names) == 1:
+        st.session_state["cfg_qrels"] = qrels_names[0]  # the only judgements there are
 else:
     for key, value in st.session_state["draft"].items():
         if key not in st.session_state:
