@@ -234,3 +234,21 @@ def count(n: int, singular: str, plural: str | None = None) -> str:
     ('1 row', '3 rows', '2 queries')
     """
     return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
+
+
+def share(fraction: float | None) -> str:
+    """A share in percent, rounded honestly: never 100 % or 0 % unless it is exactly that.
+
+    >>> share(0.997), share(0.9996), share(1.0), share(0.25), share(0.0004), share(None)
+    ('99.7 %', '99.96 %', '100 %', '25 %', '0.04 %', '–')
+    """
+    if fraction is None or not math.isfinite(fraction):
+        return "–"
+    percent = 100.0 * float(fraction)
+    if percent in (0.0, 100.0):
+        return f"{percent:.0f} %"
+    for digits in range(0, 6):
+        text = f"{percent:.{digits}f}"
+        if float(text) not in (0.0, 100.0) and (digits > 0 or float(text) == round(percent, 1)):
+            return f"{text} %"
+    return f"{percent:.6g} %"  # pragma: no cover

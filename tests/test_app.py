@@ -547,3 +547,36 @@ def test_an_unreadable_upload_shows_an_escaped_excerpt_in_ui_words(app_on, tmp_p
     shown = _texts(at.error) + _texts(at.markdown) + _texts(at.caption)
     assert "--kind" not in shown and "kind=" not in shown and "drop_bad_rows" not in shown
     assert "\x00" not in shown  # no raw NUL byte reaches the page
+
+
+def test_queries_sorts_in_header_words_and_numeric_ids_as_numbers(app_on, tmp_path):
+    qrels = "".join(f"{q} 0 d{q} 1\n" for q in (1, 2, 10, 9, 100))
+    ws = Workspace(tmp_path / "ws")
+    ws.add(qrels.encode(), name="num.qrels", kind="qrels")
+    demo.save_presets(
+        ws,
+        [
+            demo.Preset(
+                "num",
+                "Numbers",
+                "",
+                run=None,
+                qrels="num.qrels",
+                pool_kind="corpus",
+                pool=50,
+                seeds=2,
+            )
+        ],
+    )
+    at = app_on(tmp_path / "ws").run()
+    at.switch_page("views/queries.py").run()
+    assert not at.exception
+    sort = at.selectbox(key="q_sort")
+    assert "share of the floor" in sort.options and "query" in sort.options
+    assert "floor_share" not in sort.options
+    sort.select("query").run()
+    at.toggle(key="q_desc").set_value(False).run()
+    table = next(d for d in at.dataframe if "floor_share" in d.value.columns).value
+    assert table["qid"].tolist() == ["1", "2", "9", "10", "100"]
+    shown = _texts(at.markdown) + _texts(at.caption) + _texts(at.get("metric"))
+    assert "None" not in shown and "Infinity" not in shown

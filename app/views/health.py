@@ -373,7 +373,7 @@ cols[0].metric("Floor (random ranker)", f"{head.floor:.4g}")
 cols[1].metric("Ceiling", f"{head.ceiling:.4g}")
 cols[2].metric(
     "Floor / ceiling",
-    f"{head.floor_over_ceiling:.1%}" if head.floor_over_ceiling is not None else "–",
+    explain.share(head.floor_over_ceiling),
 )
 cols[3].metric(
     f"Model ({result.run_name})" if result.run_name else "Model",
