@@ -305,6 +305,20 @@ def _scenarios():
         [(f"q{i}", f"x{i}-{r}", 1.0 if r > 1 else 2.0) for i in range(n) for r in range(1, 11)]
     )
     yield check_tables(model, _qrels(n), pool=corpus, noise_run=tied_below, seeds=4)
+    # Every score tied, the gold first in the file's rank column: averaged over the ties it is
+    # no leak, the file's own order is one.
+    tied_gold_first = pa.table(
+        {
+            "qid": [f"q{i}" for i in range(n) for _ in range(50)],
+            "docid": ["z" if r == 1 else f"d{r:02d}" for _ in range(n) for r in range(1, 51)],
+            "score": [1.0] * (50 * n),
+            "rank": [r for _ in range(n) for r in range(1, 51)],
+        }
+    )
+    pool50 = PoolSpec(corpus_size=50)
+    yield check_tables(
+        None, _qrels(n, gold="z"), pool=pool50, noise_run=tied_gold_first, ties="average", seeds=4
+    )
     yield check_tables(_ranked(n, None), _qrels(n), pool=corpus, seeds=4)
     mixed = _run([("q0", "g", 1), ("q1", "g", 1), ("q2", "x", 1), ("q3", "x", 1)])
     yield check_tables(mixed, _qrels(4), pool=corpus, seeds=4)
