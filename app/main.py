@@ -38,4 +38,8 @@ pages = [
     st.Page("views/suite.py", title="Suite", icon=":material/table_view:", url_path="suite"),
     st.Page("views/history.py", title="History", icon=":material/timeline:", url_path="history"),
 ]
-st.navigation(pages).run()
+page = st.navigation(pages)
+from app import state  # noqa: E402  (after the path is set up)
+
+state.owner()  # the owner token stays in the address, on every page
+page.run()

@@ -344,6 +344,10 @@ def _scenarios():
     yield check_tables(None, no_gold, pool=corpus, seeds=4)
     cands = pa.table({"qid": ["q0"] * 20, "docid": [f"c{i}" for i in range(20)]})
     yield check_tables(None, _qrels(1), pool=PoolSpec(candidates=cands), seeds=4)
+    few = _ranked(4, 1)
+    yield check_tables(few, _qrels(n), pool=corpus, seeds=4)
+    yield check_tables(model, _qrels(n), pool=corpus, noise_run=few, seeds=4)
+    yield check_tables(model, _qrels(n), pool=corpus, other_runs={"b": _ranked(n, None)}, seeds=4)
 
 
 def test_every_rule_of_the_table_is_produced_by_some_scenario():

@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from evalvalidity.analysis.check1 import builtin_check1, harness_check1
 from evalvalidity.analysis.check2 import aligned, fully_tied, noise_check, tied_queries
+from evalvalidity.analysis.consistency import check_consistency
 from evalvalidity.analysis.headroom import headroom, power, triage
 from evalvalidity.analysis.plan import (
     CheckInputs,
@@ -196,6 +197,7 @@ def check_benchmark(
             progress(0.0, "Loading the inputs")
         inputs = load_inputs(plan, workspace)
     inputs.check_against(plan)
+    inconsistencies = check_consistency(plan, inputs)
     metric = parse_metric(plan.metric)
     thresholds = plan.thresholds
     pool = inputs.pool
@@ -362,6 +364,7 @@ def check_benchmark(
         live=live_result,
         inferred=inferred,
         queries=table,
+        consistency=inconsistencies,
     )
     verdict_, reasons = verdict(findings)
     if progress:

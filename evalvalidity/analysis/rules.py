@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evalvalidity.analysis.check1 import Z95
+from evalvalidity.analysis.consistency import Inconsistency
 from evalvalidity.analysis.plan import Severity, Thresholds, Verdict
 from evalvalidity.analysis.results import (
     HarnessCheck,
@@ -59,6 +60,7 @@ class Findings:
     queries: QueryTable
     check: NoiseCheck | None = None
     label: str = ""
+    consistency: tuple[Inconsistency, ...] = ()
 
     @property
     def noise_check(self) -> NoiseCheck:
@@ -268,6 +270,26 @@ _pool_small = _flagged("pool_smaller_than_k")
 
 
 #: The verdict table, in the order the reasons are listed.
+def _of_code(f: Findings, code: str) -> list[Inconsistency]:
+    return [i for i in f.consistency if i.code == code]
+
+
+def _inconsistent(code: str) -> Callable[[Findings], bool]:
+    return lambda f: bool(_of_code(f, code))
+
+
+def _inconsistency_numbers(code: str) -> Callable[[Findings], dict[str, Any]]:
+    def numbers(f: Findings) -> dict[str, Any]:
+        found = _of_code(f, code)
+        return dict(found[0].numbers) if len(found) == 1 else {"count": len(found)}
+
+    return numbers
+
+
+def _inconsistency_words(code: str) -> Callable[[Findings], dict[str, Any]]:
+    return lambda f: {"message": " ".join(i.message for i in _of_code(f, code))}
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "no_headroom",
@@ -492,6 +514,24 @@ RULES: tuple[Rule, ...] = (
         lambda f: _pool_small(f) > 0,
         lambda f: {"queries": _pool_small(f)},
         _query_words(_pool_small),
+    ),
+    *(
+        Rule(
+            code,
+            "warning",
+            "{message}",
+            None,
+            "benchmark",
+            _inconsistent(code),
+            _inconsistency_numbers(code),
+            _inconsistency_words(code),
+        )
+        for code in (
+            "run_queries_unjudged",
+            "run_scores_zero",
+            "noise_queries_differ",
+            "compare_scores_zero",
+        )
     ),
 )
 
