@@ -38,6 +38,7 @@ import pyarrow as pa
 from evalvalidity.analysis.check1 import builtin_check1, harness_check1
 from evalvalidity.analysis.check2 import aligned, noise_check, tied_queries
 from evalvalidity.analysis.headroom import headroom, power, triage
+from evalvalidity.analysis.nulls import other_nulls, rule_units
 from evalvalidity.analysis.plan import (
     CheckInputs,
     CheckPlan,
@@ -157,7 +158,21 @@ def load_inputs(plan: CheckPlan, workspace: Any = None) -> CheckInputs:
                 name: _load_ref(other, "run", f"run to compare {name!r}", workspace)
                 for name, other in plan.compare
             }
-    return CheckInputs(pool=pool, compare=compare, **tables)
+    texts = {
+        role: _load_texts(getattr(plan, role), role)
+        for role in ("query_texts", "corpus_texts")
+        if getattr(plan, role) is not None
+    }
+    return CheckInputs(pool=pool, compare=compare, **tables, **texts)
+
+
+def _load_texts(ref: DatasetRef, role: str) -> pa.Table:
+    """An ``id, text`` table from a file (``.jsonl`` or TSV)."""
+    from evalvalidity.analysis.selfhits import read_texts
+
+    if ref.source != "file":
+        raise ParameterError(f"The plan's {role} must be a file. Got the {ref.source} {ref.name!r}.")
+    return read_texts(ref.name)
 
 
 def check_benchmark(
@@ -209,6 +224,14 @@ def check_benchmark(
     n = len(bench.qids)
     floor, floor_method = compute_floor(bench, metric, pool, rng)
     units = pool.units if pool.kind == "units" else None
+    if plan.units_rule is not None and inputs.run is not None:
+        if units is not None:
+            notes.append(
+                f"The units rule {plan.units_rule} was not applied: the pool's units map the "
+                "run's ids."
+            )
+        else:
+            units = rule_units(inputs, plan.units_rule)
 
     model = None
     if inputs.run is not None:
@@ -315,6 +338,26 @@ def check_benchmark(
             adjusted_mean = float(np.mean((model[ok] - floor.expected[ok]) / room[ok]))
     total_floor = float(np.sum(floor.expected))
     multi = float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
+    if progress:
+        progress(0.9, "Other nulls")
+    nulls = other_nulls(
+        bench,
+        floor,
+        metric,
+        pool,
+        qrels,
+        run=inputs.run,
+        units=units,
+        ties=ties,
+        units_rule=plan.units_rule if units is not None and pool.kind != "units" else None,
+        harness_output=inputs.harness_output,
+        harness_measure=harness.measure if harness is not None else None,
+        min_detectable=power_result.min_detectable_difference if power_result else None,
+        model_score=flat_mean,
+        query_texts=inputs.query_texts,
+        corpus_texts=inputs.corpus_texts,
+    )
+    notes.extend(nulls.notes)
     live_result = noise_result if plan.noise_source == "live" else None
     if live_result is not None:
         noise_result = None
@@ -328,6 +371,7 @@ def check_benchmark(
         live=live_result,
         inferred=inferred,
         queries=table,
+        nulls=nulls,
     )
     verdict_, reasons = verdict(findings)
     if progress:
@@ -358,6 +402,7 @@ def check_benchmark(
         multi_gold_floor_share=multi,
         notes=tuple(notes),
         plan=plan,
+        nulls=nulls,
     )
 
 
