@@ -171,7 +171,9 @@ def _load_texts(ref: DatasetRef, role: str) -> pa.Table:
     from evalvalidity.analysis.selfhits import read_texts
 
     if ref.source != "file":
-        raise ParameterError(f"The plan's {role} must be a file. Got the {ref.source} {ref.name!r}.")
+        raise ParameterError(
+            f"The plan's {role} must be a file. Got the {ref.source} {ref.name!r}."
+        )
     return read_texts(ref.name)
 
 
@@ -352,7 +354,11 @@ def check_benchmark(
         units_rule=plan.units_rule if units is not None and pool.kind != "units" else None,
         harness_output=inputs.harness_output,
         harness_measure=harness.measure if harness is not None else None,
-        min_detectable=power_result.min_detectable_difference if power_result else None,
+        min_detectable=(
+            power_result.min_detectable_difference
+            if power_result is not None and power_result.min_detectable_difference > 0
+            else thresholds.delta
+        ),
         model_score=flat_mean,
         query_texts=inputs.query_texts,
         corpus_texts=inputs.corpus_texts,
@@ -421,6 +427,7 @@ def plan_for_tables(
     noise_source: NoiseSource = "noise-run",
     thresholds: Thresholds | None = None,
     seed: int = 0,
+    units_rule: str | None = None,
 ) -> CheckPlan:
     """The plan of a check on in-memory tables: every input a ``table`` reference.
 
@@ -452,6 +459,7 @@ def plan_for_tables(
         seeds=seeds,  # type: ignore[arg-type]
         seed=seed,
         thresholds=thresholds or Thresholds(),
+        units_rule=units_rule,
     )
 
 
@@ -472,6 +480,7 @@ def check_tables(
     thresholds: Thresholds | None = None,
     seed: int = 0,
     progress: Progress | None = None,
+    units_rule: str | None = None,
 ) -> CheckResult:
     """Check in-memory tables: build their plan (:func:`plan_for_tables`) and inputs, and run it.
 
@@ -491,6 +500,8 @@ def check_tables(
         More runs to compare with ``run``.
     progress : callable, optional
         Called with (fraction done, message).
+    units_rule : str, optional
+        E.g. ``"prefix:#"``: the run's ids are ``document#segment``.
     """
     others = dict(other_runs or {})
     plan = plan_for_tables(
@@ -507,6 +518,7 @@ def check_tables(
         noise_source=noise_source,
         thresholds=thresholds,
         seed=seed,
+        units_rule=units_rule,
     )
     inputs = CheckInputs(
         qrels=qrels,

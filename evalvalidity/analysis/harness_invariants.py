@@ -119,4 +119,3 @@ def harness_invariants(
         missing=int(missing),
         examples=examples,
     )
-

@@ -176,9 +176,7 @@ def code_tables(
     gold = (gq[keep], gd[keep], gg[keep])
     empty = np.zeros(0, np.int64)
     if ranking is None:
-        return Coded(
-            bench.qids, vocab, empty, empty, empty, None, None, np.zeros(0, bool), *gold
-        )
+        return Coded(bench.qids, vocab, empty, empty, empty, None, None, np.zeros(0, bool), *gold)
     rows = ranking
     if depth is not None:
         near = pc.less_equal(rows.column("position"), depth + _SLACK)
@@ -232,9 +230,13 @@ def _popularity(
         pairs = np.unique(np.stack([cq[keep], cd[keep]]), axis=1)
         args["candidate_query"], args["candidate_doc"] = pairs[0], pairs[1]
     else:
-        return None, None, (
-            "The popularity ranker needs the corpus or the candidate lists; a pool of "
-            f"{pool.kind} ({pool.analytic_unit}) gives neither."
+        return (
+            None,
+            None,
+            (
+                "The popularity ranker needs the corpus or the candidate lists; a pool of "
+                f"{pool.kind} ({pool.analytic_unit}) gives neither."
+            ),
         )
     try:
         null = popularity_ranker(
@@ -261,9 +263,15 @@ def _shuffle(
     cut = coded.run_position <= depth if depth is not None else np.ones(len(coded.run_doc), bool)
     hits = int(gold_per_doc[coded.run_doc[cut]].sum())
     if hits > max_hits:
-        return None, None, None, None, (
-            f"The query-shuffle null was skipped: its join would hold {hits:,} (pair, hit) "
-            f"rows, above the cap of {max_hits:,}."
+        return (
+            None,
+            None,
+            None,
+            None,
+            (
+                f"The query-shuffle null was skipped: its join would hold {hits:,} (pair, hit) "
+                f"rows, above the cap of {max_hits:,}."
+            ),
         )
     null = query_shuffle_null(
         coded.run_query[cut],
@@ -503,14 +511,10 @@ def other_nulls(
         )
         holes = judgement_holes(coded, metric)
         tie = tie_sensitivity(coded, metric, min_detectable, model_score)
-        selfhit = self_hits(
-            coded, metric, floor, pool, qrels, run, query_texts, corpus_texts
-        )
+        selfhit = self_hits(coded, metric, floor, pool, qrels, run, query_texts, corpus_texts)
     invariants = None
     if harness_output is not None:
-        invariants = harness_invariants(
-            harness_output, metric, bench.qids, measure=harness_measure
-        )
+        invariants = harness_invariants(harness_output, metric, bench.qids, measure=harness_measure)
     return OtherNulls(
         query_independent=independent,
         self_hits=selfhit,

@@ -656,7 +656,8 @@ def _model_tie_words(f: Findings) -> dict[str, Any]:
     }
 
 
-RULES = RULES + (
+RULES = (
+    *RULES,
     Rule(
         "query_independent",
         "warning",
@@ -754,8 +755,7 @@ RULES = RULES + (
     Rule(
         "judgement_holes",
         "info",
-        "judged@{k} is {judged_at_k:.0%}; the holes leave the score in [{low:.4g}, "
-        "{high:.4g}].",
+        "judged@{k} is {judged_at_k:.0%}; the holes leave the score in [{low:.4g}, {high:.4g}].",
         None,
         "model",
         lambda f: (

@@ -86,8 +86,7 @@ def read_texts(path: str | Path) -> pa.Table:
                     text = record["text"]
                 except (ValueError, KeyError, AttributeError) as exc:
                     raise InputDataError(
-                        f"{path.name}, line {number}: expected a JSON object with '_id' and"
-                        " 'text'."
+                        f"{path.name}, line {number}: expected a JSON object with '_id' and 'text'."
                     ) from exc
             else:
                 key, tab, text = line.rstrip("\n").partition("\t")
@@ -105,9 +104,19 @@ def _text_matches(
 ) -> np.ndarray:
     """True for each ranked row whose document's text is (nearly) the query's text."""
     cut = coded.run_position <= depth if depth is not None else np.ones(len(coded.run_doc), bool)
-    qtext = dict(zip(query_texts.column("id").to_pylist(), query_texts.column("text").to_pylist()))
+    qtext = dict(
+        zip(
+            query_texts.column("id").to_pylist(),
+            query_texts.column("text").to_pylist(),
+            strict=True,
+        )
+    )
     dtext = dict(
-        zip(corpus_texts.column("id").to_pylist(), corpus_texts.column("text").to_pylist())
+        zip(
+            corpus_texts.column("id").to_pylist(),
+            corpus_texts.column("text").to_pylist(),
+            strict=True,
+        )
     )
     normal_q = {str(q): normalise(qtext[q]) for q in coded.qids.tolist() if q in qtext}
     rows = np.flatnonzero(cut)
@@ -215,4 +224,3 @@ def self_hits(
         floor_with=floor_with,
         floor_without=floor_without,
     )
-

@@ -161,13 +161,13 @@ class SegmentIds:
 
 
 def segment_ids(run: pa.Table, qrels: pa.Table, separator: str = "#") -> SegmentIds:
-    """Recognise a run that ranks segments of the documents the judgements judge.
+    r"""Recognise a run that ranks segments of the documents the judgements judge.
 
     Notes
     -----
     With :math:`S` the run's distinct ids and :math:`J` the judged ids,
-    ``run_share`` = :math:`|\\{s \\in S : \\mathrm{sep} \\in s\\}| / |S|` and ``matched_share`` =
-    :math:`|\\mathrm{prefix}(S) \\cap J| / |\\mathrm{prefix}(S)|`.
+    ``run_share`` = :math:`|\{s \in S : \mathrm{sep} \in s\}| / |S|` and ``matched_share`` =
+    :math:`|\mathrm{prefix}(S) \cap J| / |\mathrm{prefix}(S)|`.
     """
     if not isinstance(separator, str) or not separator:
         raise ParameterError(
