@@ -1011,6 +1011,7 @@ def test_floors_imports_only_numpy_scipy_and_the_core() -> None:
         "evalvalidity.errors",
         "evalvalidity.core._validate",
         "evalvalidity.core.metrics",
+        "evalvalidity.core.types",
     }, imported
     code = (
         "import sys, evalvalidity.core.floors; "

@@ -271,6 +271,16 @@ def test_evaluate_tied_with_singleton_groups_equals_evaluate() -> None:
         )
 
 
+def test_every_metric_is_float64_when_no_relevant_item_was_retrieved() -> None:
+    judged = Judged.from_items(query=[0, 1], grade=[1, 2], n_queries=3)
+    hits = Hits(query=np.zeros(0, np.int64), position=np.zeros(0, np.int64), grade=[])
+    tied = TiedHits.from_hits(hits)
+    for metric in METRICS:
+        for values in (evaluate(metric, hits, judged), evaluate_tied(metric, tied, judged)):
+            assert values.dtype == np.float64, metric.name
+            assert values.tolist() == [0.0, 0.0, 0.0], metric.name
+
+
 def exact_rr_whole_list(n: int, m: int, k: int | None = None) -> Fraction:
     """E[RR@k] when m relevant items are shuffled uniformly among n (docs/math.md, Floors)."""
     last = n - m + 1 if k is None else min(k, n - m + 1)

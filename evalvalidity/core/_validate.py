@@ -1,5 +1,8 @@
 """Argument checks shared by the core modules: one wording per kind of mistake.
 
+Also a weighted ``bincount`` that is float64 whatever its input (numpy gives int zeros for an
+empty one).
+
 Messages follow one pattern, "The 'k' parameter of f must be an int >= 1. Got 0 instead.", and
 are contracts (tests match them exactly). Where two modules had grown different wordings of the
 same check, both stay reachable through a parameter rather than one silently changing.
@@ -19,10 +22,11 @@ evalvalidity.errors.ParameterError: The 'k' parameter of f must be an int >= 1. 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypeGuard
 
 import numpy as np
 
+from evalvalidity.core.types import FloatArray, IndexArray, IntArray, NumberArray
 from evalvalidity.errors import ParameterError
 
 __all__ = [
@@ -34,30 +38,31 @@ __all__ = [
     "_is_real",
     "_show",
     "_shown",
+    "_weighted_bincount",
 ]
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     """Render one offending value the way a user typed it (``2.5``, ``nan``, ``'a'``)."""
     if isinstance(value, np.generic):
         value = value.item()
     return repr(value)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """Like :func:`_show`, but an array is described by its shape instead of its values."""
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape}"
     return _show(value)
 
 
-def _brief(value: Any) -> str:
+def _brief(value: object) -> str:
     """``repr(value)``, cut to 80 characters: a message never quotes a million values."""
     text = repr(value)
     return text if len(text) <= 80 else text[:76].rstrip() + " ..."
 
 
-def _is_real(value: Any) -> bool:
+def _is_real(value: object) -> TypeGuard[int | float | np.integer | np.floating]:
     """True for a real number (Python or numpy), False for booleans and everything else."""
     return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
         value, bool | np.bool_
@@ -65,7 +70,7 @@ def _is_real(value: Any) -> bool:
 
 
 def _int_at_least(
-    value: Any, low: int, name: str, func: str, *, show: Callable[[Any], str] = _shown
+    value: object, low: int, name: str, func: str, *, show: Callable[[object], str] = _shown
 ) -> int:
     """Return ``value`` as an int when it is an int (not a bool) >= ``low``, else raise.
 
@@ -80,7 +85,7 @@ def _int_at_least(
 
 
 def _generator(
-    rng: Any, func: str, *, allow_none: bool = True, show: Callable[[Any], str] = _shown
+    rng: object, func: str, *, allow_none: bool = True, show: Callable[[object], str] = _shown
 ) -> np.random.Generator:
     """Return a Generator from ``rng``: a Generator, an int seed >= 0, or (``allow_none``) None.
 
@@ -101,7 +106,7 @@ def _generator(
     )
 
 
-def _finite_values(values: Any, name: str, func: str, *, min_size: int = 2) -> np.ndarray:
+def _finite_values(values: object, name: str, func: str, *, min_size: int = 2) -> FloatArray:
     """Check and copy ``values`` into a finite float64 1-D array of >= ``min_size`` numbers."""
     raw = np.asarray(values)
     if raw.dtype.kind not in "biuf":
@@ -124,7 +129,7 @@ def _finite_values(values: Any, name: str, func: str, *, min_size: int = 2) -> n
     return arr
 
 
-def _finite_matrix(value: Any, name: str, func: str) -> np.ndarray:
+def _finite_matrix(value: object, name: str, func: str) -> NumberArray:
     """Check that ``value`` is a 2-D array of finite numbers; return it (no copy when possible)."""
     array = np.asarray(value)
     if array.dtype.kind not in "biuf" or array.ndim != 2:
@@ -141,3 +146,19 @@ def _finite_matrix(value: Any, name: str, func: str) -> np.ndarray:
                 f"Got {int(bad.sum())} NaN or infinite value(s) instead, the first in row {row}."
             )
     return array
+
+
+def _weighted_bincount(x: IntArray | IndexArray, weights: FloatArray, minlength: int) -> FloatArray:
+    """``np.bincount(x, weights=weights, minlength=minlength)``, always as float64 sums.
+
+    numpy returns float64 sums for float weights, except when ``x`` is empty: then it returns
+    int zeros. The result here is float64 in both cases (no copy in the first).
+
+    Examples
+    --------
+    >>> _weighted_bincount(np.array([0, 2, 2]), np.array([0.5, 1.0, 2.0]), 4).tolist()
+    [0.5, 0.0, 3.0, 0.0]
+    >>> _weighted_bincount(np.zeros(0, np.int64), np.zeros(0), 2).dtype
+    dtype('float64')
+    """
+    return np.bincount(x, weights=weights, minlength=minlength).astype(np.float64, copy=False)

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from statistics import NormalDist
-from typing import Final
+from typing import Final, TypeVar
 
 import numpy as np
 
@@ -60,7 +60,10 @@ from evalvalidity.core.floors import (
 )
 from evalvalidity.core.kernels import Hits, Judged, evaluate
 from evalvalidity.core.metrics import Metric, parse_metric
+from evalvalidity.core.types import BoolArray, FloatArray, IndexArray, IntArray
 from evalvalidity.errors import EvalValidityWarning, ParameterError
+
+_SpreadT = TypeVar("_SpreadT", FloatArray, BoolArray)
 
 __all__ = [
     "DedupMonteCarlo",
@@ -87,7 +90,7 @@ def _panel_nodes(k: int) -> int:
 
 
 @cache
-def _legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
+def _legendre(n: int) -> tuple[FloatArray, FloatArray]:
     nodes, weights = np.polynomial.legendre.leggauss(n)
     nodes.flags.writeable = False
     weights.flags.writeable = False
@@ -128,7 +131,7 @@ class DedupMonteCarlo:
     """
 
     floor: Floor
-    std_error: np.ndarray
+    std_error: FloatArray
     mean_std_error: float
     n_draws: int
 
@@ -137,7 +140,7 @@ class DedupMonteCarlo:
         """The flat mean over queries of the estimated floors."""
         return float(np.mean(self.floor.expected))
 
-    def interval(self, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    def interval(self, confidence: float = 0.95) -> tuple[FloatArray, FloatArray]:
         """Normal-approximation confidence interval of each query's floor: ``(low, high)``."""
         z = _normal_quantile(confidence, "DedupMonteCarlo.interval")
         return self.floor.expected - z * self.std_error, self.floor.expected + z * self.std_error
@@ -214,7 +217,7 @@ def _check_metric(metric: object, caller: str, *, exact: bool) -> Metric:
     return parsed
 
 
-def _check_chunk_counts(chunk_counts: object, caller: str) -> np.ndarray:
+def _check_chunk_counts(chunk_counts: object, caller: str) -> IntArray:
     prefix = (
         f"The 'chunk_counts' parameter of {caller} must be a non-empty 1-D array of ints >= 1"
         " (chunks per document)."
@@ -230,7 +233,7 @@ def _check_chunk_counts(chunk_counts: object, caller: str) -> np.ndarray:
     return counts.astype(np.int64)
 
 
-def _check_gold(gold: object, n_docs: int, caller: str) -> list[np.ndarray]:
+def _check_gold(gold: object, n_docs: int, caller: str) -> list[IntArray]:
     prefix = f"The 'gold' parameter of {caller}"
     if isinstance(gold, str | bytes) or not isinstance(gold, Sequence | np.ndarray):
         raise ParameterError(
@@ -269,7 +272,7 @@ def _check_gold(gold: object, n_docs: int, caller: str) -> list[np.ndarray]:
     return out
 
 
-def _check_judged(judged: object, gold: list[np.ndarray], caller: str) -> np.ndarray:
+def _check_judged(judged: object, gold: list[IntArray], caller: str) -> IntArray:
     sizes = np.array([len(g) for g in gold], dtype=np.int64)
     if judged is None:
         return sizes
@@ -295,7 +298,7 @@ def _check_judged(judged: object, gold: list[np.ndarray], caller: str) -> np.nda
     return counts.astype(np.int64)
 
 
-def _warn_without_gold(gold: list[np.ndarray], caller: str) -> None:
+def _warn_without_gold(gold: list[IntArray], caller: str) -> None:
     empty = [q for q, g in enumerate(gold) if len(g) == 0]
     if empty:
         shown = ", ".join(str(q) for q in empty[:5]) + (", ..." if len(empty) > 5 else "")
@@ -317,7 +320,7 @@ def _batches(n_rows: int, row_elements: int) -> list[slice]:
     return [slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
 
 
-def _log_binomial_coefficients(mult: np.ndarray, k: int) -> np.ndarray:
+def _log_binomial_coefficients(mult: FloatArray, k: int) -> FloatArray:
     """Return log C(m, b) for b < k, shape (D, k, S) from ``mult`` (D, S); -inf where b > m.
 
     Summed term by term, log(m - i) - log(i + 1), so that m = 10^6 keeps full precision
@@ -332,8 +335,8 @@ def _log_binomial_coefficients(mult: np.ndarray, k: int) -> np.ndarray:
 
 
 def _truncated_pmf(
-    v: np.ndarray, rates: np.ndarray, mult: np.ndarray, log_binom: np.ndarray
-) -> np.ndarray:
+    v: FloatArray, rates: FloatArray, mult: FloatArray, log_binom: FloatArray
+) -> FloatArray:
     """P(B = b | v) for b < k, shape (n, k), B = Σ_d Binomial(m_d, 1 - e^{-v r_d}).
 
     ``rates`` (D, n), ``mult`` (D, n) and ``log_binom`` (D, k, n) are given per node. The
@@ -361,8 +364,8 @@ def _truncated_pmf(
 
 
 def _geometric_rule(
-    start: np.ndarray, n_panels: np.ndarray, nodes: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    start: FloatArray, n_panels: IndexArray, nodes: int
+) -> tuple[IndexArray, FloatArray, FloatArray]:
     """Composite Gauss–Legendre nodes on [0, a], [a, 2a], ..., one rule per row.
 
     Returns (row of each node, node, weight).
@@ -378,7 +381,7 @@ def _geometric_rule(
     return np.repeat(row, nodes), node.ravel(), weight.ravel()
 
 
-def _panel_starts(rates: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _panel_starts(rates: FloatArray, mult: FloatArray) -> tuple[FloatArray, FloatArray]:
     """First panel end 1/(16Λ), Λ = 1 + Σ m r (the fastest rate in v), and the doubling ends."""
     start = 1.0 / (16.0 * (1.0 + (mult * rates).sum(axis=1)))
     count = int(np.ceil(np.log2(_V_LIMIT / start.min()))) + 1
@@ -386,12 +389,12 @@ def _panel_starts(rates: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def _truncated_moments(
-    values: np.ndarray,
-    mult: np.ndarray,
-    gold_chunks: np.ndarray,
+    values: IntArray,
+    mult: IntArray,
+    gold_chunks: IntArray,
     k: int,
     nodes_per_panel: int | None = None,
-) -> np.ndarray:
+) -> FloatArray:
     """Σ_{b<k} P(B=b)/(b+1), Σ_{b<k} P(B=b)/(b+1)^2 and P(B<k), shape (S, 3).
 
     One signature per row: ``mult`` (S, D) non-gold documents per chunk count ``values`` (D,),
@@ -447,7 +450,7 @@ def _truncated_moments(
 
 
 def _full_moments(
-    values: np.ndarray, mult: np.ndarray, gold_chunks: int, nodes_per_panel: int = 16
+    values: IntArray, mult: IntArray, gold_chunks: int, nodes_per_panel: int = 16
 ) -> tuple[float, float]:
     """E[1/(B+1)] and E[1/(B+1)^2] over the whole range of B, for one signature.
 
@@ -492,8 +495,8 @@ def _full_moments(
 
 
 def _signatures(
-    counts: np.ndarray, gold: list[np.ndarray]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    counts: IntArray, gold: list[IntArray]
+) -> tuple[IntArray, IntArray, IntArray, IntArray]:
     """Group queries whose gold documents have the same chunk counts: they share a floor.
 
     Returns the distinct chunk counts (D,), the non-gold documents per count for each
@@ -517,10 +520,10 @@ def _signatures(
 def _exact_moments(
     family: str,
     k: int | None,
-    counts: np.ndarray,
-    gold: list[np.ndarray],
+    counts: IntArray,
+    gold: list[IntArray],
     nodes_per_panel: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[FloatArray, FloatArray]:
     """Per-query E[M] and E[M^2] of rr / rr@k / hit@k under deduplication (0 without gold)."""
     values, mult, gold_chunks, of_query = _signatures(counts, gold)
     n_sig = len(gold_chunks)
@@ -646,7 +649,7 @@ def dedup_floor(
     return _floor(metric, counts, gold_list)
 
 
-def _floor(metric: Metric, counts: np.ndarray, gold: list[np.ndarray]) -> Floor:
+def _floor(metric: Metric, counts: IntArray, gold: list[IntArray]) -> Floor:
     first, second = _exact_moments(metric.family, metric.k, counts, gold)
     expected = np.clip(first, 0.0, 1.0)
     if metric.family == "hit":
@@ -727,7 +730,7 @@ def infer_pool_size_under_dedup(
     floor = _floor(metric, counts, gold_list)
     found = infer_pool_size(metric, floor.expected[with_gold], sizes[with_gold])
 
-    def spread(values: np.ndarray, fill: float | bool) -> np.ndarray:
+    def spread(values: _SpreadT, fill: float | bool) -> _SpreadT:
         out = np.full(len(gold_list), fill, dtype=values.dtype)
         out[with_gold] = values
         return out
@@ -756,15 +759,15 @@ class _Problem:
     """Validated inputs of the Monte Carlo, gold entries flattened (one per (query, doc))."""
 
     metric: Metric
-    counts: np.ndarray
-    entry_query: np.ndarray
-    entry_doc: np.ndarray
-    entry_grade: np.ndarray
+    counts: IntArray
+    entry_query: IndexArray
+    entry_doc: IntArray
+    entry_grade: IntArray
     judged: Judged
     n_queries: int
 
 
-def _check_gains(gains: object, gold: list[np.ndarray], caller: str) -> list[np.ndarray]:
+def _check_gains(gains: object, gold: list[IntArray], caller: str) -> list[IntArray]:
     if gains is None:
         return [np.ones(len(g), dtype=np.int64) for g in gold]
     prefix = f"The 'gains' parameter of {caller}"
@@ -800,10 +803,10 @@ def _check_gains(gains: object, gold: list[np.ndarray], caller: str) -> list[np.
 
 def _problem(
     metric: Metric,
-    counts: np.ndarray,
-    gold: list[np.ndarray],
-    judged: np.ndarray,
-    gains: list[np.ndarray],
+    counts: IntArray,
+    gold: list[IntArray],
+    judged: IntArray,
+    gains: list[IntArray],
     graded: bool,
     caller: str,
 ) -> _Problem:
@@ -845,7 +848,7 @@ def _depth(problem: _Problem) -> int:
     return min(n_docs, metric.k)
 
 
-def _ceiling(problem: _Problem) -> np.ndarray:
+def _ceiling(problem: _Problem) -> FloatArray:
     """Score the best ranking: each query's gold documents first, by grade."""
     order = np.lexsort((-problem.entry_grade, problem.entry_query))
     query = problem.entry_query[order]
@@ -865,7 +868,7 @@ def _tiled(judged: Judged, copies: int) -> Judged:
 
 def _ranking_positions(
     problem: _Problem, n: int, depth: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[IndexArray, IndexArray, IndexArray]:
     """Sample n document rankings of the whole pool; return the gold hits at positions <= depth.
 
     A document's best chunk is the maximum of c uniforms, U^{1/c}; ranking by it is ranking
@@ -899,7 +902,7 @@ def _ranking_positions(
 
 def _race_positions(
     problem: _Problem, n: int, depth: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[IndexArray, IndexArray, IndexArray]:
     """Sample the positions of each query's gold documents without ranking the pool.
 
     In the exponential race a document with c chunks arrives at time E/c. Given the gold
@@ -956,7 +959,7 @@ def _choose_method(problem: _Problem, depth: int) -> str:
 
 def _monte_carlo(
     problem: _Problem, n_draws: int, rng: np.random.Generator, method: str
-) -> tuple[np.ndarray, np.ndarray, float]:
+) -> tuple[FloatArray, FloatArray, float]:
     """Per-query mean and variance (ddof 1) of the metric, and the SE of the flat mean."""
     depth = _depth(problem)
     if method == "auto":

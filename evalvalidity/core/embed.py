@@ -24,11 +24,25 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
-from evalvalidity.core._validate import _finite_matrix, _generator, _int_at_least, _show
+from evalvalidity.core._validate import (
+    _finite_matrix,
+    _generator,
+    _int_at_least,
+    _show,
+    _weighted_bincount,
+)
+from evalvalidity.core.types import (
+    FloatArray,
+    IndexArray,
+    IntArray,
+    NumberArray,
+    RealArray,
+)
 from evalvalidity.errors import ParameterError
 
 __all__ = ["HashingEmbedder", "Ranking", "embed_and_rank", "exact_cosine_topk", "noise_like"]
@@ -115,7 +129,7 @@ class HashingEmbedder:
                 f"Got {_show(self.seed)} instead."
             )
 
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+    def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed texts.
 
         Parameters
@@ -145,7 +159,7 @@ class HashingEmbedder:
                 )
         return self._embed(texts)
 
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+    def _embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         # Tokens become ids in one pass; n-grams are then windows over the id array, and only
         # the distinct n-grams are turned back into text and hashed.
         vocabulary: dict[str, int] = {}
@@ -162,8 +176,8 @@ class HashingEmbedder:
         )
         words = list(vocabulary)
         low, high = self.ngram_range
-        rows: list[np.ndarray] = []
-        features: list[np.ndarray] = []
+        rows: list[IntArray] = []
+        features: list[IndexArray] = []
         names: list[str] = []
         for n in range(low, high + 1):
             starts = np.flatnonzero(position + n <= lengths[text_of])
@@ -182,7 +196,7 @@ class HashingEmbedder:
             features.append(inverse.reshape(-1) + len(names))
             word = words.__getitem__
             names.extend(" ".join(map(word, gram)) for gram in distinct.tolist())
-        out: np.ndarray = np.zeros((len(texts), self.dim), dtype=np.float64)
+        out: FloatArray = np.zeros((len(texts), self.dim), dtype=np.float64)
         if names:
             hashes = self._hashes(names)
             buckets = (hashes % np.uint64(self.dim)).astype(np.int64)
@@ -192,15 +206,15 @@ class HashingEmbedder:
             )
             pair_rows, pair_features = np.divmod(pairs, len(names))
             weights = signs[pair_features] * (1.0 + np.log(counts))
-            flat = np.bincount(
-                pair_rows * self.dim + buckets[pair_features], weights=weights, minlength=out.size
+            flat = _weighted_bincount(
+                pair_rows * self.dim + buckets[pair_features], weights, out.size
             )
             out = flat.reshape(out.shape)
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             out = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
         return out.astype(np.float32)
 
-    def _hashes(self, features: list[str]) -> np.ndarray:
+    def _hashes(self, features: list[str]) -> npt.NDArray[np.uint64]:
         key = self.seed.to_bytes(8, "little")
         digests = b"".join(
             hashlib.blake2b(feature.encode("utf-8"), digest_size=8, key=key).digest()
@@ -214,7 +228,7 @@ class HashingEmbedder:
 # --------------------------------------------------------------------------------------------
 
 
-def noise_like(vectors: Any, *, rng: np.random.Generator | int) -> np.ndarray:
+def noise_like(vectors: npt.ArrayLike, *, rng: np.random.Generator | int) -> RealArray:
     r"""Gaussian noise of the same shape as ``vectors``, each row with its original row's norm.
 
     Row i of the result is :math:`\lVert v_i \rVert\, g_i / \lVert g_i \rVert` with
@@ -257,10 +271,10 @@ def noise_like(vectors: Any, *, rng: np.random.Generator | int) -> np.ndarray:
     return _noise_like(array, generator)
 
 
-def _noise_like(array: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _noise_like(array: NumberArray, rng: np.random.Generator) -> RealArray:
     dtype = array.dtype if array.dtype.kind == "f" else np.dtype(np.float64)
     draw_dtype = np.float32 if dtype == np.float32 else np.float64
-    noise = rng.standard_normal(array.shape, dtype=draw_dtype)
+    noise: RealArray = rng.standard_normal(array.shape, dtype=draw_dtype)
     norms = np.sqrt(np.einsum("ij,ij->i", array, array, dtype=np.float64))
     noise_norms = np.sqrt(np.einsum("ij,ij->i", noise, noise, dtype=np.float64))
     # A draw of exactly zero has probability 0; the guard only keeps 0/0 out.
@@ -275,12 +289,12 @@ def _noise_like(array: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def exact_cosine_topk(
-    query_vectors: Any,
-    corpus_vectors: Any,
+    query_vectors: npt.ArrayLike,
+    corpus_vectors: npt.ArrayLike,
     k: int,
     *,
     batch_size: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[IntArray, FloatArray]:
     r"""Exact (brute-force) cosine top-k of every query over the corpus.
 
     .. math:: \cos(q, c) = \frac{q \cdot c}{\lVert q \rVert\, \lVert c \rVert},
@@ -344,8 +358,8 @@ def exact_cosine_topk(
 
 
 def _exact_cosine_topk(
-    queries: np.ndarray, corpus: np.ndarray, k: int, batch_size: int | None
-) -> tuple[np.ndarray, np.ndarray]:
+    queries: NumberArray, corpus: NumberArray, k: int, batch_size: int | None
+) -> tuple[IntArray, FloatArray]:
     n_corpus = corpus.shape[0]
     k = min(k, n_corpus)
     dtype = np.result_type(queries.dtype, corpus.dtype, np.float32)
@@ -370,7 +384,7 @@ def _exact_cosine_topk(
     return indices, scores
 
 
-def _top_k_rows(block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _top_k_rows(block: RealArray, k: int) -> tuple[IndexArray, FloatArray]:
     """Top k of every row: score descending, then column ascending."""
     n_rows, n_columns = block.shape
     # The k-th largest score of each row: everything above it is in, and of the items equal
@@ -415,10 +429,10 @@ class Ranking:
         True when the vectors were replaced by noise.
     """
 
-    qid: np.ndarray
-    docid: np.ndarray
-    score: np.ndarray
-    rank: np.ndarray
+    qid: npt.NDArray[np.object_]
+    docid: npt.NDArray[np.object_]
+    score: FloatArray
+    rank: IntArray
     noise: bool
 
     def __post_init__(self) -> None:
@@ -439,7 +453,7 @@ class Ranking:
         return len(self.qid)
 
 
-def _texts_by_id(value: Any, name: str, func: str) -> tuple[list[str], list[str]]:
+def _texts_by_id(value: object, name: str, func: str) -> tuple[list[str], list[str]]:
     """Ids and texts from a mapping or a sequence of (id, text) pairs, in order."""
     if isinstance(value, Mapping):
         pairs = list(value.items())
@@ -478,8 +492,8 @@ def _texts_by_id(value: Any, name: str, func: str) -> tuple[list[str], list[str]
 
 
 def _embedded(
-    embed: Callable[[list[str]], Any], ids: list[str], texts: list[str], what: str
-) -> np.ndarray:
+    embed: Callable[[list[str]], object], ids: list[str], texts: list[str], what: str
+) -> NumberArray:
     """Call ``embed`` and check it returned one finite vector per text."""
     expected = f"a 2-D array of numbers of shape ({len(texts)}, dim) for the {len(texts)} {what}"
     output = embed(list(texts))
@@ -504,7 +518,7 @@ def _embedded(
     return array
 
 
-def _check_embed(embed: Any, func: str) -> None:
+def _check_embed(embed: object, func: str) -> None:
     if not callable(embed):
         raise ParameterError(
             f"The 'embed' parameter of {func} must be callable as embed(texts: list[str]). "
@@ -513,12 +527,12 @@ def _check_embed(embed: Any, func: str) -> None:
 
 
 def _embed_both(
-    embed: Callable[[list[str]], Any],
+    embed: Callable[[list[str]], object],
     corpus_ids: list[str],
     corpus_texts: list[str],
     query_ids: list[str],
     query_texts: list[str],
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[NumberArray, NumberArray]:
     """Embed the corpus, then the queries, and check the two agree on the dimension."""
     corpus_vectors = _embedded(embed, corpus_ids, corpus_texts, "corpus texts")
     query_vectors = _embedded(embed, query_ids, query_texts, "query texts")
@@ -531,7 +545,7 @@ def _embed_both(
 
 
 def embed_and_rank(
-    embed: Callable[[list[str]], Any],
+    embed: Callable[[list[str]], object],
     corpus: Mapping[str, str] | Sequence[tuple[str, str]],
     queries: Mapping[str, str] | Sequence[tuple[str, str]],
     *,
@@ -613,8 +627,8 @@ def embed_and_rank(
 def _rank(
     query_ids: list[str],
     corpus_ids: list[str],
-    query_vectors: np.ndarray,
-    corpus_vectors: np.ndarray,
+    query_vectors: NumberArray,
+    corpus_vectors: NumberArray,
     k: int,
     batch_size: int | None,
     noise: bool,

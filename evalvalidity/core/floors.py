@@ -41,17 +41,20 @@ from __future__ import annotations
 import functools
 import itertools
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.special as sc
 from numpy.typing import ArrayLike
 
-from evalvalidity.core._validate import _brief, _show
+from evalvalidity.core._validate import _brief, _show, _weighted_bincount
 from evalvalidity.core.metrics import FAMILY_SPECS, Metric, parse_metric
+from evalvalidity.core.types import BoolArray, FloatArray, IndexArray, IntArray
 from evalvalidity.errors import EvalValidityWarning, ParameterError
+
+_ArrayT = TypeVar("_ArrayT", FloatArray, IntArray)
 
 __all__ = [
     "INVERTIBLE_FAMILIES",
@@ -90,17 +93,17 @@ class Floor:
     """
 
     metric: Metric
-    expected: np.ndarray
-    variance: np.ndarray
-    ceiling: np.ndarray
+    expected: FloatArray
+    variance: FloatArray
+    ceiling: FloatArray
 
     @property
-    def std(self) -> np.ndarray:
+    def std(self) -> FloatArray:
         """Standard deviation per query."""
         return np.sqrt(self.variance)
 
     @property
-    def headroom(self) -> np.ndarray:
+    def headroom(self) -> FloatArray:
         """Headroom per query: ceiling minus expected."""
         return self.ceiling - self.expected
 
@@ -131,10 +134,10 @@ class InferredPoolSize:
     """
 
     metric: Metric
-    estimate: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    saturated: np.ndarray
+    estimate: FloatArray
+    low: FloatArray
+    high: FloatArray
+    saturated: BoolArray
     confidence: float
 
 
@@ -143,7 +146,7 @@ class InferredPoolSize:
 # --------------------------------------------------------------------------------------------
 
 
-def _counts(value: Any, name: str, func: str, minimum: int) -> tuple[np.ndarray, bool]:
+def _counts(value: ArrayLike, name: str, func: str, minimum: int) -> tuple[IntArray, bool]:
     """Return ``value`` as a 1-D int64 array (and whether it was a scalar), or raise.
 
     Whole numbers given as floats (``8.0``) are accepted; fractions, NaN, infinities, booleans
@@ -179,7 +182,7 @@ def _counts(value: Any, name: str, func: str, minimum: int) -> tuple[np.ndarray,
     return array.astype(np.int64), scalar
 
 
-def _broadcast(func: str, arrays: dict[str, tuple[np.ndarray, bool]]) -> int:
+def _broadcast(func: str, arrays: Mapping[str, tuple[FloatArray | IntArray, bool]]) -> int:
     """Return the number of queries Q shared by the non-scalar arguments, or raise."""
     lengths = {name: len(a) for name, (a, scalar) in arrays.items() if not scalar}
     if len(set(lengths.values())) > 1:
@@ -191,7 +194,7 @@ def _broadcast(func: str, arrays: dict[str, tuple[np.ndarray, bool]]) -> int:
     return next(iter(lengths.values())) if lengths else 1
 
 
-def _spread(array: np.ndarray, q: int) -> np.ndarray:
+def _spread(array: _ArrayT, q: int) -> _ArrayT:
     return np.broadcast_to(array, (q,)) if len(array) == 1 and q != 1 else array
 
 
@@ -199,7 +202,7 @@ def _where(index: int, scalar: bool) -> str:
     return "" if scalar else f" at index {index}"
 
 
-def _check_gold(func: str, n: np.ndarray, g: np.ndarray, scalar: bool) -> None:
+def _check_gold(func: str, n: IntArray, g: IntArray, scalar: bool) -> None:
     bad = g > n
     if bad.any():
         i = int(np.argmax(bad))
@@ -209,7 +212,7 @@ def _check_gold(func: str, n: np.ndarray, g: np.ndarray, scalar: bool) -> None:
         )
 
 
-def _check_judged(func: str, g: np.ndarray, r: np.ndarray, scalar: bool) -> None:
+def _check_judged(func: str, g: IntArray, r: IntArray, scalar: bool) -> None:
     bad = r < g
     if bad.any():
         i = int(np.argmax(bad))
@@ -224,8 +227,8 @@ def _check_judged(func: str, g: np.ndarray, r: np.ndarray, scalar: bool) -> None
 class _Ragged:
     """Per-query lists of grades, concatenated; query q holds ``lengths[q]`` of them."""
 
-    values: np.ndarray
-    lengths: np.ndarray
+    values: FloatArray
+    lengths: IntArray
     scalar: bool  # one list given for every query
 
     def spread(self, q: int) -> _Ragged:
@@ -234,11 +237,11 @@ class _Ragged:
         return _Ragged(np.tile(self.values, q), np.full(q, len(self.values)), False)
 
     @property
-    def query(self) -> np.ndarray:
+    def query(self) -> IndexArray:
         return np.repeat(np.arange(len(self.lengths)), self.lengths)
 
 
-def _grades(value: Any, name: str, func: str) -> _Ragged:
+def _grades(value: object, name: str, func: str) -> _Ragged:
     """Read per-query grade lists (or one flat list for every query) as a :class:`_Ragged`."""
 
     def shape_error() -> ParameterError:
@@ -272,7 +275,7 @@ def _grades(value: Any, name: str, func: str) -> _Ragged:
     return _Ragged(values, lengths, scalar)
 
 
-def _zero_gold_warning(g: np.ndarray, func: str) -> None:
+def _zero_gold_warning(g: IntArray, func: str) -> None:
     missing = int(np.count_nonzero(g == 0))
     if missing:
         warnings.warn(
@@ -288,7 +291,7 @@ def _zero_gold_warning(g: np.ndarray, func: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _compensated_prefix_sums(terms: Sequence[float]) -> np.ndarray:
+def _compensated_prefix_sums(terms: Sequence[float]) -> FloatArray:
     """Prefix sums ``[0, t1, t1 + t2, ...]`` by Neumaier summation (error ~1 ulp)."""
     out = [0.0]
     total = 0.0
@@ -305,7 +308,7 @@ def _compensated_prefix_sums(terms: Sequence[float]) -> np.ndarray:
 
 
 @functools.cache
-def _tables() -> dict[str, np.ndarray]:
+def _tables() -> dict[str, FloatArray]:
     """H_n, H2_n, D_n = Σ 1/log2(i+1), D2_n = Σ 1/log2(i+1)² for n = 0..4096, read-only."""
     i = np.arange(1, _TABLE_SIZE + 1, dtype=np.float64)
     discount = 1.0 / np.log2(i + 1.0)
@@ -321,7 +324,7 @@ def _tables() -> dict[str, np.ndarray]:
     return tables
 
 
-def _harmonic(n: np.ndarray) -> np.ndarray:
+def _harmonic(n: FloatArray | IntArray) -> FloatArray:
     """H_n for real n >= 0 (exact table for integers <= 4096, digamma otherwise)."""
     n = np.asarray(n, dtype=np.float64)
     table = _tables()["H"]
@@ -332,7 +335,7 @@ def _harmonic(n: np.ndarray) -> np.ndarray:
     return out
 
 
-def _harmonic2(n: np.ndarray) -> np.ndarray:
+def _harmonic2(n: FloatArray | IntArray) -> FloatArray:
     r"""H2_n = Σ_{i<=n} 1/i² for integers n >= 0.
 
     Beyond the table, :math:`H2_n = \pi^2/6 - \psi_1(n+1)` with the asymptotic series
@@ -356,7 +359,7 @@ _GAUSS_NODES, _GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(20)
 
 
 @functools.cache
-def _discount_panels(power: int, panels: int) -> np.ndarray:
+def _discount_panels(power: int, panels: int) -> FloatArray:
     r"""∫ (ln 2/ln t)^power dt from t = 4097 to 4097·2^j, for j = 0..panels (cumulative)."""
     lower = np.log(_TABLE_SIZE + 1.0) + np.log(2.0) * np.arange(panels)
     pieces = _log_scale_integral(lower, lower + np.log(2.0), power)
@@ -365,7 +368,7 @@ def _discount_panels(power: int, panels: int) -> np.ndarray:
     return out
 
 
-def _log_scale_integral(low: np.ndarray, high: np.ndarray, power: int) -> np.ndarray:
+def _log_scale_integral(low: FloatArray, high: FloatArray, power: int) -> FloatArray:
     r"""∫ (ln 2/u)^power e^u du over [low, high] (t = e^u), by 20-point Gauss–Legendre.
 
     Intervals are at most ln 2 long, where e^u is a polynomial of degree 39 to far below
@@ -388,7 +391,7 @@ def _log_scale_integral(low: np.ndarray, high: np.ndarray, power: int) -> np.nda
     return out
 
 
-def _discount_sums(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _discount_sums(n: FloatArray | IntArray) -> tuple[FloatArray, FloatArray]:
     r"""D_n = Σ_{i<=n} 1/log2(i+1) and D2_n = Σ_{i<=n} 1/log2(i+1)² for integers n >= 0.
 
     Beyond the table, Euler–Maclaurin from a = 4096 with f(x) = (ln 2/ln(x+1))^p:
@@ -419,26 +422,32 @@ def _discount_sums(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     panel = np.floor((top - start) / ln2).astype(np.int64)
     panel_start = start + ln2 * panel
 
-    def euler_maclaurin(power: int) -> np.ndarray:
-        def f(x: np.ndarray | float) -> Any:
-            return (ln2 / np.log(np.add(x, 1.0))) ** power
+    def euler_maclaurin(power: int) -> FloatArray:
+        def f(x: FloatArray | float) -> FloatArray | float:
+            value: FloatArray | float = (ln2 / np.log(np.add(x, 1.0))) ** power
+            return value
 
-        def f1(x: np.ndarray | float) -> Any:  # first derivative
+        def f1(x: FloatArray | float) -> FloatArray | float:  # first derivative
             t = np.add(x, 1.0)
-            return -power * ln2**power / (np.log(t) ** (power + 1) * t)
+            value: FloatArray | float = -power * ln2**power / (np.log(t) ** (power + 1) * t)
+            return value
 
-        def f3(x: np.ndarray | float) -> Any:  # third derivative
+        def f3(x: FloatArray | float) -> FloatArray | float:  # third derivative
             t = np.add(x, 1.0)
             inv = 1.0 / np.log(t)
             if power == 1:
                 poly = 6 * inv**4 + 6 * inv**3 + 2 * inv**2
             else:
                 poly = 24 * inv**5 + 18 * inv**4 + 4 * inv**3
-            return -(ln2**power) * poly / t**3
+            value: FloatArray | float = -(ln2**power) * poly / t**3
+            return value
 
         whole = _discount_panels(power, int(panel.max()) + 1)[panel]
         integral = whole + _log_scale_integral(panel_start, top, power)
-        return integral + (f(a) + f(big)) / 2 + (f1(big) - f1(a)) / 12 - (f3(big) - f3(a)) / 720
+        sums: FloatArray = (
+            integral + (f(a) + f(big)) / 2 + (f1(big) - f1(a)) / 12 - (f3(big) - f3(a)) / 720
+        )
+        return sums
 
     # Σ_{i <= a-1} from the table, then Σ_{i=a}^{n} by Euler–Maclaurin
     d[~small] = (tables["D"][_TABLE_SIZE - 1] + euler_maclaurin(1))[inverse]
@@ -451,7 +460,7 @@ def _discount_sums(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------------------------
 
 
-def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _unique_pairs(a: IntArray, b: IntArray) -> tuple[IntArray, IntArray, IntArray]:
     """Distinct (a, b) pairs of non-negative ints and the inverse index into them."""
     if len(a) == 0:
         return a, b, np.zeros(0, dtype=np.int64)
@@ -474,12 +483,12 @@ def _cutoff_value(k: int | None) -> float:
     return np.inf if k is None else float(k)
 
 
-def _cutoff(k: int | None, n: np.ndarray) -> np.ndarray:
+def _cutoff(k: int | None, n: IntArray) -> FloatArray:
     """K = min(k, N): a cutoff beyond the pool sees the whole pool."""
     return n.astype(np.float64) if k is None else np.minimum(n, k).astype(np.float64)
 
 
-def _order_descending(values: np.ndarray) -> np.ndarray:
+def _order_descending(values: FloatArray | IntArray) -> IndexArray:
     """A stable order of ``values`` (non-negative, integral) from largest to smallest.
 
     Small ranges (gold counts, supports) go through numpy's O(n) radix sort on int16.
@@ -489,12 +498,12 @@ def _order_descending(values: np.ndarray) -> np.ndarray:
     return np.argsort(-values, kind="stable")
 
 
-def _active_counts(sorted_desc: np.ndarray, steps: int) -> np.ndarray:
+def _active_counts(sorted_desc: FloatArray | IntArray, steps: int) -> IndexArray:
     """For a descending array s, how many entries exceed t, for t = 0..steps."""
     return np.searchsorted(-sorted_desc, -np.arange(steps + 1), side="left")
 
 
-def _rr_moments(n: np.ndarray, g: np.ndarray, k: int | None) -> tuple[np.ndarray, np.ndarray]:
+def _rr_moments(n: IntArray, g: IntArray, k: int | None) -> tuple[FloatArray, FloatArray]:
     r"""E[RR@k] and Var[RR@k] for pool sizes ``n`` and gold counts ``g >= 1`` (one per pair).
 
     The first gold item is at position r with probability
@@ -533,7 +542,7 @@ def _rr_moments(n: np.ndarray, g: np.ndarray, k: int | None) -> tuple[np.ndarray
     return expected, variance
 
 
-def _rr_direct(n: np.ndarray, g: np.ndarray, support: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _rr_direct(n: FloatArray, g: FloatArray, support: IntArray) -> tuple[FloatArray, FloatArray]:
     order = _order_descending(support)
     n, g, support = n[order], g[order], support[order]
     size = len(n)
@@ -563,7 +572,7 @@ def _rr_direct(n: np.ndarray, g: np.ndarray, support: np.ndarray) -> tuple[np.nd
     return expected, variance
 
 
-def _rr_recurrence(n: np.ndarray, g: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _rr_recurrence(n: FloatArray, g: IntArray, K: FloatArray) -> tuple[FloatArray, FloatArray]:
     order = _order_descending(g)
     n, g, K = n[order], g[order], K[order]
     e = _harmonic(K) / n
@@ -606,7 +615,7 @@ def _rr_recurrence(n: np.ndarray, g: np.ndarray, K: np.ndarray) -> tuple[np.ndar
     return expected, variance
 
 
-def _log_miss(n: np.ndarray, g: np.ndarray, K: np.ndarray) -> np.ndarray:
+def _log_miss(n: FloatArray, g: FloatArray, K: FloatArray) -> FloatArray:
     r"""Return log P(no gold in the top K) = log[C(N−G, K)/C(N, K)] = Σ_{i<K} log(1 − G/(N−i)).
 
     Summed over min(G, K) terms using the symmetry C(N−K, G)/C(N, G) = C(N−G, K)/C(N, K);
@@ -631,8 +640,8 @@ def _log_miss(n: np.ndarray, g: np.ndarray, K: np.ndarray) -> np.ndarray:
 
 
 def _hypergeometric(
-    n: np.ndarray, g: np.ndarray, depth: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+    n: FloatArray, g: FloatArray, depth: FloatArray
+) -> tuple[FloatArray, FloatArray]:
     """Mean and variance of the number of gold items among the first ``depth`` positions."""
     p = g / n
     mean = depth * p
@@ -641,7 +650,7 @@ def _hypergeometric(
     return mean, np.maximum(variance, 0.0)
 
 
-def _inclusion(n: np.ndarray, g: np.ndarray, m: int) -> np.ndarray:
+def _inclusion(n: FloatArray, g: FloatArray, m: int) -> FloatArray:
     """P(m given positions all hold gold) = G^(m)/N^(m) (falling factorials), 0 when G < m."""
     out = np.ones(len(n))
     for i in range(m):
@@ -651,8 +660,8 @@ def _inclusion(n: np.ndarray, g: np.ndarray, m: int) -> np.ndarray:
 
 
 def _ap_moments(
-    n: np.ndarray, g: np.ndarray, r: np.ndarray, k: int | None
-) -> tuple[np.ndarray, np.ndarray]:
+    n: IntArray, g: IntArray, r: IntArray, k: int | None
+) -> tuple[FloatArray, FloatArray]:
     r"""E[AP@k] and Var[AP@k], trec_eval semantics (divided by R).
 
     With :math:`x_i` the indicator of gold at position i, :math:`R \cdot AP = Y =
@@ -685,8 +694,8 @@ def _ap_moments(
 
 
 def _dcg_moments(
-    n: np.ndarray, sum_gain: np.ndarray, sum_gain2: np.ndarray, k: int | None
-) -> tuple[np.ndarray, np.ndarray]:
+    n: IntArray, sum_gain: FloatArray, sum_gain2: FloatArray, k: int | None
+) -> tuple[FloatArray, FloatArray]:
     r"""Mean and variance of DCG@k = Σ_i d_i g_π(i) under a uniformly random permutation π.
 
     .. math::
@@ -713,17 +722,17 @@ class _SortedGrades:
     """A ragged grade list sorted by (query ascending, grade descending), with its runs."""
 
     grades: _Ragged
-    order: np.ndarray  # positions of the values in sorted order
-    keys: np.ndarray  # sorted keys: query * width + (width - 1 - grade code)
+    order: IndexArray  # positions of the values in sorted order
+    keys: IntArray  # sorted keys: query * width + (width - 1 - grade code)
     width: int
 
     @staticmethod
-    def build(grades: _Ragged, codes: np.ndarray, width: int) -> _SortedGrades:
+    def build(grades: _Ragged, codes: IntArray | IndexArray, width: int) -> _SortedGrades:
         keys = grades.query * width + (width - 1 - codes)
         order = np.argsort(keys)
         return _SortedGrades(grades, order, keys[order], width)
 
-    def ideal_dcg(self, exponential: bool, k: int | None) -> np.ndarray:
+    def ideal_dcg(self, exponential: bool, k: int | None) -> FloatArray:
         """IDCG@k per query: the grades' gains sorted descending, discounted."""
         lengths = self.grades.lengths
         values = self.grades.values[self.order]
@@ -738,9 +747,9 @@ class _SortedGrades:
         weight = discount[rank + 1]
         if k is not None:
             weight = np.where(rank < k, weight, 0.0)
-        return np.bincount(query, weights=gain * weight, minlength=len(lengths))
+        return _weighted_bincount(query, gain * weight, len(lengths))
 
-    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+    def runs(self) -> tuple[IntArray, IndexArray]:
         """Distinct (query, grade) keys and how many items carry each."""
         if len(self.keys) == 0:
             return self.keys, np.zeros(0, np.int64)
@@ -802,8 +811,8 @@ def noise_floor(
     gold: ArrayLike,
     *,
     judged: ArrayLike | None = None,
-    gains: Sequence[Any] | None = None,
-    judged_gains: Sequence[Any] | None = None,
+    gains: Sequence[ArrayLike] | None = None,
+    judged_gains: Sequence[ArrayLike] | None = None,
 ) -> Floor:
     r"""Exact expected value, variance and ceiling of a metric under a random order of the pool.
 
@@ -951,8 +960,8 @@ def noise_floor(
 
 
 def _binary_floor(
-    metric: Metric, n: np.ndarray, g: np.ndarray, r: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    metric: Metric, n: IntArray, g: IntArray, r: IntArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     size = len(n)
     expected = np.zeros(size)
     variance = np.zeros(size)
@@ -993,20 +1002,20 @@ def _binary_floor(
 
 def _ndcg_floor(
     metric: Metric,
-    n: np.ndarray,
-    g: np.ndarray,
-    r: np.ndarray,
+    n: IntArray,
+    g: IntArray,
+    r: IntArray,
     judged_given: bool,
     pool_grades: _Ragged | None,
     judged_grades: _Ragged | None,
     q: int,
     scalar: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     func = "noise_floor"
     k = metric.k
     gf = g.astype(np.float64)
-    sum_gain: np.ndarray
-    sum_gain2: np.ndarray
+    sum_gain: FloatArray
+    sum_gain2: FloatArray
     if pool_grades is None:  # binary grades: G gold items and R judged items of grade 1
         sum_gain = sum_gain2 = gf
         ideal_all = _discount_sums(np.minimum(r, _cutoff_value(k)))[0]
@@ -1052,8 +1061,8 @@ def _ndcg_floor(
                 " finite float)."
             )
         gain = np.exp2(pool_grades.values) - 1.0 if exponential else pool_grades.values
-        sum_gain = np.bincount(pool_grades.query, weights=gain, minlength=q)
-        sum_gain2 = np.bincount(pool_grades.query, weights=gain * gain, minlength=q)
+        sum_gain = _weighted_bincount(pool_grades.query, gain, q)
+        sum_gain2 = _weighted_bincount(pool_grades.query, gain * gain, q)
         ideal_pool = sorted_pool.ideal_dcg(exponential, k)
         ideal_all = (
             ideal_pool if judged_grades is pool_grades else sorted_judged.ideal_dcg(exponential, k)
@@ -1078,8 +1087,8 @@ def _ndcg_floor(
 
 
 def _expected_continuous(
-    family: str, k: int | None, x: np.ndarray, g: np.ndarray, r: np.ndarray
-) -> np.ndarray:
+    family: str, k: int | None, x: FloatArray, g: IntArray, r: IntArray
+) -> FloatArray:
     r"""E(x) for real pool sizes x >= G: equal to the exact floor at every integer x.
 
     RR: :math:`\frac{G}{x-G+1}(\psi(x+1) - \psi(G))` (the untruncated closed form, exact for
@@ -1121,7 +1130,7 @@ def _expected_continuous(
     return out
 
 
-def _flat_end(family: str, k: int | None, g: np.ndarray, r: np.ndarray) -> np.ndarray:
+def _flat_end(family: str, k: int | None, g: IntArray, r: IntArray) -> FloatArray:
     """Return the largest pool size at which E still equals its maximum E(G)."""
     gf = g.astype(np.float64)
     if family == "hit":
@@ -1133,7 +1142,7 @@ def _flat_end(family: str, k: int | None, g: np.ndarray, r: np.ndarray) -> np.nd
     return gf
 
 
-def _largest_floor(family: str, k: int | None, g: np.ndarray, r: np.ndarray) -> np.ndarray:
+def _largest_floor(family: str, k: int | None, g: IntArray, r: IntArray) -> FloatArray:
     """E at the smallest pool, N = G (every item gold): the ceiling, exactly."""
     gf = g.astype(np.float64)
     kf = _cutoff_value(k)
@@ -1147,10 +1156,10 @@ def _largest_floor(family: str, k: int | None, g: np.ndarray, r: np.ndarray) -> 
 
 
 def _solve_decreasing(
-    evaluate: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    target: np.ndarray,
-    start: np.ndarray,
-) -> np.ndarray:
+    evaluate: Callable[[FloatArray, IndexArray], FloatArray],
+    target: FloatArray,
+    start: FloatArray,
+) -> FloatArray:
     r"""Solve E(x) = target for x > start, E strictly decreasing there with E(start) > target > 0.
 
     Works on :math:`\phi(y) = \log E(e^y) - \log(\text{target})`, nearly linear in y (E ~ c/x
@@ -1161,7 +1170,7 @@ def _solve_decreasing(
     size = len(target)
     log_target = np.log(target)
 
-    def phi(y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    def phi(y: FloatArray, idx: IndexArray) -> FloatArray:
         with np.errstate(divide="ignore"):  # a floor that underflows to 0 gives -inf
             return np.log(evaluate(np.exp(y), idx)) - log_target[idx]
 
@@ -1181,7 +1190,7 @@ def _solve_decreasing(
         fb[keep] = phi(b[keep], keep)
         outside[idx[too_far]] = False
         outside[keep] = fb[keep] > 0
-    root = b.copy()  # right for fb == 0, and inf where no bracket was found
+    root: FloatArray = b.copy()  # right for fb == 0, and inf where no bracket was found
     root[fa <= 0] = a[fa <= 0]  # rounding put the start at or below the target
     live = np.nonzero(np.isfinite(b) & (fb < 0) & (fa > 0))[0]
     side = np.zeros(size, dtype=np.int8)  # which end was kept last: -1 a, +1 b
@@ -1221,7 +1230,7 @@ def _validated_inversion_args(
     measured: ArrayLike,
     std_error: ArrayLike | None,
     confidence: float,
-) -> tuple[Metric, tuple[np.ndarray, bool], tuple[np.ndarray, bool] | None, float]:
+) -> tuple[Metric, tuple[FloatArray, bool], tuple[FloatArray, bool] | None, float]:
     metric = parse_metric(metric)
     if not metric.spec.invertible:
         raise ParameterError(
@@ -1258,8 +1267,8 @@ def _validated_inversion_args(
 
 
 def _reals(
-    value: Any, name: str, func: str, what: str, ok: Callable[[np.ndarray], np.ndarray]
-) -> tuple[np.ndarray, bool]:
+    value: ArrayLike, name: str, func: str, what: str, ok: Callable[[FloatArray], BoolArray]
+) -> tuple[FloatArray, bool]:
     scalar = np.ndim(value) == 0
     try:
         array = np.atleast_1d(np.asarray(value, dtype=np.float64))
@@ -1288,13 +1297,13 @@ def _reals(
 
 
 def _invert(
-    evaluate: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    flat_end: np.ndarray,
-    maximum: np.ndarray,
-    measured: np.ndarray,
-    std_error: np.ndarray | None,
+    evaluate: Callable[[FloatArray, IndexArray], FloatArray],
+    flat_end: FloatArray,
+    maximum: FloatArray,
+    measured: FloatArray,
+    std_error: FloatArray | None,
     confidence: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[FloatArray, FloatArray, FloatArray, BoolArray]:
     """Estimate, low and high pool sizes, and the saturation flag, for each problem."""
     if std_error is None:
         targets = [measured]
@@ -1407,33 +1416,35 @@ def infer_pool_size(
     metric, (values, values_scalar), errors, confidence = _validated_inversion_args(
         func, metric, measured, std_error, confidence
     )
-    args: dict[str, tuple[np.ndarray, bool]] = {
+    gold_counts = _gold_for_inversion(gold, func)
+    args: dict[str, tuple[FloatArray | IntArray, bool]] = {
         "measured": (values, values_scalar),
-        "gold": _gold_for_inversion(gold, func),
+        "gold": gold_counts,
     }
     if errors is not None:
         args["std_error"] = errors
-    if judged is not None:
-        args["judged"] = _counts(judged, "judged", func, 1)
+    judged_counts = None if judged is None else _counts(judged, "judged", func, 1)
+    if judged_counts is not None:
+        args["judged"] = judged_counts
     q = _broadcast(func, args)
     scalar = q == 1 and all(s for _, s in args.values())
     m = np.array(_spread(values, q), dtype=np.float64)
-    g = _spread(args["gold"][0], q)
-    r = _spread(args["judged"][0], q) if judged is not None else g
+    g = _spread(gold_counts[0], q)
+    r = _spread(judged_counts[0], q) if judged_counts is not None else g
     _check_judged(func, g, r, scalar)
     se = None if errors is None else np.array(_spread(errors[0], q), dtype=np.float64)
     family, k = metric.family, metric.k
     flat_end = _flat_end(family, k, g, r)
     maximum = _largest_floor(family, k, g, r)
 
-    def evaluate(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    def evaluate(x: FloatArray, idx: IndexArray) -> FloatArray:
         return _expected_continuous(family, k, x, g[idx], r[idx])
 
     estimate, low, high, saturated = _invert(evaluate, flat_end, maximum, m, se, confidence)
     return InferredPoolSize(metric, estimate, low, high, saturated, confidence)
 
 
-def _gold_for_inversion(gold: ArrayLike, func: str) -> tuple[np.ndarray, bool]:
+def _gold_for_inversion(gold: ArrayLike, func: str) -> tuple[IntArray, bool]:
     try:
         return _counts(gold, "gold", func, 1)
     except ParameterError as exc:
@@ -1529,14 +1540,14 @@ def infer_benchmark_pool_size(
     smallest = float(cg.max())
     flat_end = np.array([max(smallest, float(_flat_end(family, k, cg, cr).min()))])
 
-    def evaluate(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    def evaluate(x: FloatArray, idx: IndexArray) -> FloatArray:
         out = np.empty(len(x))
         for i, value in enumerate(x):
             floors = _expected_continuous(family, k, np.full(len(cg), value), cg, cr)
             out[i] = float(np.dot(share, floors))
         return out
 
-    maximum = evaluate(flat_end, np.zeros(1, dtype=np.int64))
+    maximum = evaluate(flat_end, np.zeros(1, dtype=np.intp))
     se = None if errors is None else errors[0]
     estimate, low, high, saturated = _invert(evaluate, flat_end, maximum, values, se, confidence)
     return InferredPoolSize(metric, estimate, low, high, saturated, confidence)

@@ -36,13 +36,20 @@ from functools import cached_property
 
 import numpy as np
 
+from evalvalidity.core._validate import _weighted_bincount
 from evalvalidity.core.metrics import Metric, parse_metric
+from evalvalidity.core.types import (
+    BoolArray,
+    FloatArray,
+    IndexArray,
+    IntArray,
+)
 from evalvalidity.errors import ParameterError
 
 __all__ = ["Hits", "Judged", "TiedHits", "evaluate", "evaluate_tied"]
 
 
-def _int_array(value: object, owner: str, field: str) -> np.ndarray:
+def _int_array(value: object, owner: str, field: str) -> IntArray:
     """Return ``value`` as a read-only 1-D int64 view, or raise naming ``owner.field``."""
     array = np.asarray(value)
     if array.ndim != 1 or not (array.size == 0 or np.issubdtype(array.dtype, np.integer)):
@@ -55,7 +62,7 @@ def _int_array(value: object, owner: str, field: str) -> np.ndarray:
     return array
 
 
-def _same_length(owner: str, **arrays: np.ndarray) -> None:
+def _same_length(owner: str, **arrays: IntArray) -> None:
     lengths = {name: len(a) for name, a in arrays.items()}
     if len(set(lengths.values())) > 1:
         shown = ", ".join(f"{name}={n}" for name, n in lengths.items())
@@ -83,8 +90,8 @@ class Judged:
     [1, 0, 1]
     """
 
-    offsets: np.ndarray
-    grades: np.ndarray
+    offsets: IntArray
+    grades: IntArray
 
     def __post_init__(self) -> None:
         offsets = _int_array(self.offsets, "Judged", "offsets")
@@ -141,20 +148,20 @@ class Judged:
         return len(self.offsets) - 1
 
     @cached_property
-    def _segment(self) -> np.ndarray:
+    def _segment(self) -> IndexArray:
         """The query index of every entry of ``grades``."""
         return np.repeat(np.arange(self.n_queries), np.diff(self.offsets))
 
-    def relevant_count(self, rel: int = 1) -> np.ndarray:
+    def relevant_count(self, rel: int = 1) -> IndexArray:
         """R per query: the number of judged items with grade >= ``rel`` (int64, length Q)."""
         return np.bincount(self._segment[self.grades >= rel], minlength=self.n_queries)
 
-    def ideal_dcg(self, metric: Metric) -> np.ndarray:
+    def ideal_dcg(self, metric: Metric) -> FloatArray:
         """IDCG per query of an nDCG metric: its judged grades in descending order, cut at k."""
         rank = np.arange(len(self.grades)) - self.offsets[self._segment] + 1
         keep = rank <= (metric.k if metric.k is not None else len(self.grades))
         weights = _gain(metric, self.grades[keep]) / np.log2(rank[keep] + 1.0)
-        return np.bincount(self._segment[keep], weights=weights, minlength=self.n_queries)
+        return _weighted_bincount(self._segment[keep], weights, self.n_queries)
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,9 +184,9 @@ class Hits:
     [2, 3, 1]
     """
 
-    query: np.ndarray
-    position: np.ndarray
-    grade: np.ndarray
+    query: IntArray
+    position: IntArray
+    grade: IntArray
 
     def __post_init__(self) -> None:
         query = _int_array(self.query, "Hits", "query")
@@ -197,7 +204,7 @@ class Hits:
         object.__setattr__(self, "grade", grade)
 
     @cached_property
-    def _order(self) -> np.ndarray:
+    def _order(self) -> IndexArray:
         """Indices that sort the hits by (query, position); checks positions are distinct."""
         order = np.lexsort((self.position, self.query))
         query, position = self.query[order], self.position[order]
@@ -243,11 +250,11 @@ class TiedHits:
     [3]
     """
 
-    group_query: np.ndarray
-    group_start: np.ndarray
-    group_size: np.ndarray
-    item_group: np.ndarray
-    item_grade: np.ndarray
+    group_query: IntArray
+    group_start: IntArray
+    group_size: IntArray
+    item_group: IntArray
+    item_grade: IntArray
 
     def __post_init__(self) -> None:
         group_query = _int_array(self.group_query, "TiedHits", "group_query")
@@ -291,7 +298,7 @@ class TiedHits:
             object.__setattr__(self, name, value)
 
     @cached_property
-    def _order(self) -> np.ndarray:
+    def _order(self) -> IndexArray:
         """Indices that sort the groups by (query, start)."""
         return np.lexsort((self.group_start, self.group_query))
 
@@ -307,20 +314,26 @@ class TiedHits:
         if not isinstance(hits, Hits):
             raise ParameterError(f"TiedHits.from_hits needs Hits. Got {type(hits).__name__}.")
         n = len(hits.query)
-        return cls(hits.query, hits.position, np.ones(n, np.int64), np.arange(n), hits.grade)
+        return cls(
+            hits.query,
+            hits.position,
+            np.ones(n, np.int64),
+            np.arange(n, dtype=np.int64),
+            hits.grade,
+        )
 
 
 # --------------------------------------------------------------------------- shared helpers
 
 
-def _gain(metric: Metric, grade: np.ndarray) -> np.ndarray:
+def _gain(metric: Metric, grade: IntArray) -> FloatArray:
     """trec_eval's linear gain (the grade), or 2^grade − 1 for ``ndcg_exp``."""
     if metric.spec.gain == "exponential":
         return np.exp2(grade.astype(np.float64)) - 1.0
     return grade.astype(np.float64)
 
 
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+def _ratio(numerator: FloatArray, denominator: FloatArray | IndexArray) -> FloatArray:
     """Divide, giving 0 where the denominator is 0 (R = 0, IDCG = 0)."""
     out = np.zeros(len(denominator), dtype=np.float64)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
@@ -345,7 +358,7 @@ def _check_judged(judged: Judged, caller: str) -> None:
         )
 
 
-def _check_consistent(query: np.ndarray, grade: np.ndarray, judged: Judged, what: str) -> None:
+def _check_consistent(query: IntArray, grade: IntArray, judged: Judged, what: str) -> None:
     """Every ranked relevant item must be one of its query's judged items."""
     n_queries = judged.n_queries
     if np.any(query >= n_queries):
@@ -354,6 +367,8 @@ def _check_consistent(query: np.ndarray, grade: np.ndarray, judged: Judged, what
         )
     # Count (query, grade) pairs on both sides: hits may not outnumber judged items of a grade.
     top = int(max(grade.max(initial=0), judged.grades.max(initial=0))) + 1
+    hit_keys: IntArray
+    judged_keys: IntArray
     hit_keys, hit_counts = np.unique(query * top + grade, return_counts=True)
     judged_keys, judged_counts = np.unique(
         judged._segment * top + judged.grades, return_counts=True
@@ -371,7 +386,7 @@ def _check_consistent(query: np.ndarray, grade: np.ndarray, judged: Judged, what
 
 # --------------------------------------------------------------------------- untied kernels
 
-_Kernel = Callable[[Metric, Hits, Judged], np.ndarray]
+_Kernel = Callable[[Metric, Hits, Judged], FloatArray]
 
 
 def _k(metric: Metric) -> int:
@@ -381,47 +396,47 @@ def _k(metric: Metric) -> int:
     return metric.k
 
 
-def _cutoff(metric: Metric, positions: np.ndarray) -> int:
+def _cutoff(metric: Metric, positions: IntArray) -> int:
     """Return the metric's k, or one past the deepest position when it has none."""
     return metric.k if metric.k is not None else int(positions.max(initial=0)) + 1
 
 
-def _relevant_within(metric: Metric, hits: Hits, cut: np.ndarray | int) -> np.ndarray:
+def _relevant_within(metric: Metric, hits: Hits, cut: IndexArray | int) -> BoolArray:
     return (hits.grade >= metric.rel) & (hits.position <= cut)
 
 
-def _count_within(metric: Metric, hits: Hits, cut: np.ndarray | int, n: int) -> np.ndarray:
+def _count_within(metric: Metric, hits: Hits, cut: IndexArray | int, n: int) -> FloatArray:
     keep = _relevant_within(metric, hits, cut)
     return np.bincount(hits.query[keep], minlength=n).astype(np.float64)
 
 
-def _rr(metric: Metric, hits: Hits, judged: Judged) -> np.ndarray:
+def _rr(metric: Metric, hits: Hits, judged: Judged) -> FloatArray:
     keep = _relevant_within(metric, hits, _cutoff(metric, hits.position))
     first = np.full(judged.n_queries, np.inf)
     np.minimum.at(first, hits.query[keep], hits.position[keep].astype(np.float64))
     return 1.0 / first
 
 
-def _hit(metric: Metric, hits: Hits, judged: Judged) -> np.ndarray:
+def _hit(metric: Metric, hits: Hits, judged: Judged) -> FloatArray:
     return (_count_within(metric, hits, _k(metric), judged.n_queries) > 0).astype(np.float64)
 
 
-def _precision(metric: Metric, hits: Hits, judged: Judged) -> np.ndarray:
+def _precision(metric: Metric, hits: Hits, judged: Judged) -> FloatArray:
     return _count_within(metric, hits, _k(metric), judged.n_queries) / _k(metric)
 
 
-def _recall(metric: Metric, hits: Hits, judged: Judged) -> np.ndarray:
+def _recall(metric: Metric, hits: Hits, judged: Judged) -> FloatArray:
     count = _count_within(metric, hits, _k(metric), judged.n_queries)
     return _ratio(count, judged.relevant_count(metric.rel))
 
 
-def _rprec(metric: Metric, hits: Hits, judged: Judged) -> np.ndarray:
+def _rprec(metric: Metric, hits: Hits, judged: Judged) -> FloatArray:
     r = judged.relevant_count(metric.rel)
     count = _count_within(metric, hits, r[hits.query], judged.n_queries)
     return _ratio(count, r)
 
 
-def _ap(metric: Metric, hits: Hits, judged: Judged) -> np.ndarray:
+def _ap(metric: Metric, hits: Hits, judged: Judged) -> FloatArray:
     order = hits._order
     query, position, grade = hits.query[order], hits.position[order], hits.grade[order]
     keep = (grade >= metric.rel) & (position <= _cutoff(metric, position))
@@ -429,14 +444,14 @@ def _ap(metric: Metric, hits: Hits, judged: Judged) -> np.ndarray:
     # Sorted by (query, position): an item's rank among its query's relevant items is its
     # offset from the first entry of its query.
     rank = np.arange(len(query)) - np.searchsorted(query, query, side="left") + 1
-    total = np.bincount(query, weights=rank / position, minlength=judged.n_queries)
+    total = _weighted_bincount(query, rank / position, judged.n_queries)
     return _ratio(total, judged.relevant_count(metric.rel).astype(np.float64))
 
 
-def _ndcg(metric: Metric, hits: Hits, judged: Judged) -> np.ndarray:
+def _ndcg(metric: Metric, hits: Hits, judged: Judged) -> FloatArray:
     keep = hits.position <= _cutoff(metric, hits.position)
     weights = _gain(metric, hits.grade[keep]) / np.log2(hits.position[keep] + 1.0)
-    dcg = np.bincount(hits.query[keep], weights=weights, minlength=judged.n_queries)
+    dcg = _weighted_bincount(hits.query[keep], weights, judged.n_queries)
     return _ratio(dcg, judged.ideal_dcg(metric))
 
 
@@ -452,7 +467,7 @@ _KERNELS: dict[str, _Kernel] = {
 }
 
 
-def evaluate(metric: Metric | str, hits: Hits, judged: Judged) -> np.ndarray:
+def evaluate(metric: Metric | str, hits: Hits, judged: Judged) -> FloatArray:
     r"""Per-query values of one metric, with trec_eval semantics.
 
     Parameters
@@ -521,11 +536,11 @@ def evaluate(metric: Metric | str, hits: Hits, judged: Judged) -> np.ndarray:
 class _Groups:
     """Per-group quantities of one metric, groups sorted by (query, start)."""
 
-    query: np.ndarray
-    start: np.ndarray
-    size: np.ndarray
-    relevant: np.ndarray  # items with grade >= the threshold
-    gain: np.ndarray  # summed gains of the group's judged items (nDCG)
+    query: IntArray
+    start: IntArray
+    size: IntArray
+    relevant: IndexArray  # items with grade >= the threshold
+    gain: FloatArray  # summed gains of the group's judged items (nDCG)
 
 
 def _groups(metric: Metric, tied: TiedHits) -> _Groups:
@@ -533,7 +548,7 @@ def _groups(metric: Metric, tied: TiedHits) -> _Groups:
     n_groups = len(tied.group_query)
     binary = tied.item_grade >= metric.rel
     relevant = np.bincount(tied.item_group[binary], minlength=n_groups)
-    gain = np.bincount(tied.item_group, weights=_gain(metric, tied.item_grade), minlength=n_groups)
+    gain = _weighted_bincount(tied.item_group, _gain(metric, tied.item_grade), n_groups)
     return _Groups(
         tied.group_query[order],
         tied.group_start[order],
@@ -543,13 +558,13 @@ def _groups(metric: Metric, tied: TiedHits) -> _Groups:
     )
 
 
-def _overlap(groups: _Groups, cut: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+def _overlap(groups: _Groups, cut: IndexArray | int) -> tuple[IntArray, IntArray]:
     """Last position of each group inside the cutoff, and the number of slots inside it."""
     last = np.minimum(groups.start + groups.size - 1, cut)
     return last, np.clip(last - groups.start + 1, 0, None)
 
 
-def _table(values: np.ndarray) -> np.ndarray:
+def _table(values: FloatArray) -> FloatArray:
     """Prefix sums with a leading 0: ``table[p] = Σ_{i <= p} values[i - 1]``."""
     return np.concatenate(([0.0], np.cumsum(values)))
 
@@ -559,14 +574,14 @@ def _tied_cutoff(metric: Metric, groups: _Groups) -> int:
     return metric.k if metric.k is not None else deepest + 1
 
 
-def _tied_count(groups: _Groups, cut: np.ndarray | int, n: int) -> np.ndarray:
+def _tied_count(groups: _Groups, cut: IndexArray | int, n: int) -> FloatArray:
     """E[relevant items within the cutoff]: each slot holds a relevant item w.p. m/n."""
     _, inside = _overlap(groups, cut)
     expected = groups.relevant * inside / groups.size
-    return np.bincount(groups.query, weights=expected, minlength=n)
+    return _weighted_bincount(groups.query, expected, n)
 
 
-def _first_relevant(groups: _Groups, cut: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _first_relevant(groups: _Groups, cut: int) -> tuple[IntArray, IntArray, FloatArray]:
     """Distribution of the first relevant item's position, within the cutoff.
 
     In the first group holding a relevant item (start s, size n, m relevant), the first
@@ -599,14 +614,14 @@ def _first_relevant(groups: _Groups, cut: int) -> tuple[np.ndarray, np.ndarray, 
     return query[seg], start[seg] + j - 1, probability
 
 
-def _tied_rr(metric: Metric, groups: _Groups, judged: Judged) -> np.ndarray:
+def _tied_rr(metric: Metric, groups: _Groups, judged: Judged) -> FloatArray:
     query, position, probability = _first_relevant(groups, _tied_cutoff(metric, groups))
-    return np.bincount(query, weights=probability / position, minlength=judged.n_queries)
+    return _weighted_bincount(query, probability / position, judged.n_queries)
 
 
-def _tied_hit(metric: Metric, groups: _Groups, judged: Judged) -> np.ndarray:
+def _tied_hit(metric: Metric, groups: _Groups, judged: Judged) -> FloatArray:
     query, _, probability = _first_relevant(groups, _k(metric))
-    out = np.minimum(np.bincount(query, weights=probability, minlength=judged.n_queries), 1.0)
+    out = np.minimum(_weighted_bincount(query, probability, judged.n_queries), 1.0)
     # When every possible first position lies inside the cutoff the hit is certain: say 1
     # exactly rather than a sum of probabilities that rounds to 1 − 1e-16.
     holding = groups.relevant > 0
@@ -615,22 +630,22 @@ def _tied_hit(metric: Metric, groups: _Groups, judged: Judged) -> np.ndarray:
     return out
 
 
-def _tied_precision(metric: Metric, groups: _Groups, judged: Judged) -> np.ndarray:
+def _tied_precision(metric: Metric, groups: _Groups, judged: Judged) -> FloatArray:
     return _tied_count(groups, _k(metric), judged.n_queries) / _k(metric)
 
 
-def _tied_recall(metric: Metric, groups: _Groups, judged: Judged) -> np.ndarray:
+def _tied_recall(metric: Metric, groups: _Groups, judged: Judged) -> FloatArray:
     count = _tied_count(groups, _k(metric), judged.n_queries)
     return _ratio(count, judged.relevant_count(metric.rel))
 
 
-def _tied_rprec(metric: Metric, groups: _Groups, judged: Judged) -> np.ndarray:
+def _tied_rprec(metric: Metric, groups: _Groups, judged: Judged) -> FloatArray:
     r = judged.relevant_count(metric.rel)
     count = _tied_count(groups, r[groups.query], judged.n_queries)
     return _ratio(count, r)
 
 
-def _tied_ap(metric: Metric, groups: _Groups, judged: Judged) -> np.ndarray:
+def _tied_ap(metric: Metric, groups: _Groups, judged: Judged) -> FloatArray:
     # McSherry & Najork: slot p of a group (start s, size n, m relevant, B relevant before it)
     # holds a relevant item w.p. m/n, and then c_p = B + 1 + (p − s)(m − 1)/(n − 1) in
     # expectation, so E[Σ_p rel_p c_p / p] sums (m/n)(A + D(p − s))/p over the group's slots,
@@ -646,23 +661,21 @@ def _tied_ap(metric: Metric, groups: _Groups, judged: Judged) -> np.ndarray:
         (before + 1) * delta_h + spread * (inside - groups.start * delta_h)
     )
     per_group[inside == 0] = 0.0
-    total = np.bincount(groups.query, weights=per_group, minlength=judged.n_queries)
+    total = _weighted_bincount(groups.query, per_group, judged.n_queries)
     return _ratio(total, judged.relevant_count(metric.rel).astype(np.float64))
 
 
-def _tied_ndcg(metric: Metric, groups: _Groups, judged: Judged) -> np.ndarray:
+def _tied_ndcg(metric: Metric, groups: _Groups, judged: Judged) -> FloatArray:
     # Each slot of a group holds each of its items with probability 1/n: E[DCG] adds the
     # group's summed gain times the mean discount of its slots inside the cutoff.
     last, _ = _overlap(groups, _tied_cutoff(metric, groups))
     discount = _table(1.0 / np.log2(np.arange(2, int(last.max(initial=0)) + 2)))
     slots = discount[last] - discount[np.minimum(groups.start - 1, last)]
-    dcg = np.bincount(
-        groups.query, weights=groups.gain * slots / groups.size, minlength=judged.n_queries
-    )
+    dcg = _weighted_bincount(groups.query, groups.gain * slots / groups.size, judged.n_queries)
     return _ratio(dcg, judged.ideal_dcg(metric))
 
 
-_TIED_KERNELS: dict[str, Callable[[Metric, _Groups, Judged], np.ndarray]] = {
+_TIED_KERNELS: dict[str, Callable[[Metric, _Groups, Judged], FloatArray]] = {
     "rr": _tied_rr,
     "hit": _tied_hit,
     "p": _tied_precision,
@@ -674,7 +687,7 @@ _TIED_KERNELS: dict[str, Callable[[Metric, _Groups, Judged], np.ndarray]] = {
 }
 
 
-def evaluate_tied(metric: Metric | str, tied: TiedHits, judged: Judged) -> np.ndarray:
+def evaluate_tied(metric: Metric | str, tied: TiedHits, judged: Judged) -> FloatArray:
     r"""Per-query expected value of a metric over all orders inside each tie group.
 
     Every tie group is ordered uniformly at random, independently of the others; the result is

@@ -32,8 +32,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from evalvalidity.core._validate import _generator, _int_at_least
+from evalvalidity.core.types import (
+    FloatArray,
+    IndexArray,
+    IntArray,
+)
 from evalvalidity.errors import ParameterError
 
 __all__ = ["PoolLayout", "PrefixSample", "auto_gold_weight", "sample_prefixes"]
@@ -55,10 +61,10 @@ class PoolLayout:
         space, the corpus); None without.
     """
 
-    pool_size: np.ndarray
-    gold_offsets: np.ndarray
-    gold_items: np.ndarray
-    chunk_doc: np.ndarray | None = None
+    pool_size: IntArray
+    gold_offsets: IntArray
+    gold_items: IntArray
+    chunk_doc: IntArray | None = None
 
     def __post_init__(self) -> None:
         if len(self.gold_offsets) != len(self.pool_size) + 1:
@@ -84,7 +90,7 @@ class PoolLayout:
         return len(self.pool_size)
 
     @property
-    def gold_count(self) -> np.ndarray:
+    def gold_count(self) -> IntArray:
         """Gold items per query."""
         return np.diff(self.gold_offsets)
 
@@ -105,15 +111,15 @@ class PrefixSample:
         The proposal's weight ``w`` per query (1 = plain).
     """
 
-    query: np.ndarray
-    draw: np.ndarray
-    log_weight: np.ndarray
-    offsets: np.ndarray
-    items: np.ndarray
-    gold_weight: np.ndarray
+    query: IndexArray
+    draw: IndexArray
+    log_weight: FloatArray
+    offsets: IntArray
+    items: IntArray
+    gold_weight: FloatArray
 
     @property
-    def weight(self) -> np.ndarray:
+    def weight(self) -> FloatArray:
         """Likelihood ratio of each sample."""
         return np.exp(self.log_weight)
 
@@ -123,7 +129,7 @@ class PrefixSample:
         return len(self.query)
 
 
-def auto_gold_weight(pool_size: np.ndarray, gold_count: np.ndarray, depth: int) -> np.ndarray:
+def auto_gold_weight(pool_size: npt.ArrayLike, gold_count: npt.ArrayLike, depth: int) -> FloatArray:
     r"""Pick the proposal weight that puts about one gold item in a prefix of ``depth``.
 
     .. math:: w = \max\left(1, \frac{C - G}{G \cdot depth}\right)
@@ -133,8 +139,8 @@ def auto_gold_weight(pool_size: np.ndarray, gold_count: np.ndarray, depth: int) 
     >>> auto_gold_weight(np.array([8, 1000]), np.array([5, 1]), 10).tolist()
     [1.0, 99.9]
     """
-    pool = np.asarray(pool_size, dtype=float)
-    gold = np.maximum(np.asarray(gold_count, dtype=float), 1.0)
+    pool = np.asarray(pool_size, dtype=np.float64)
+    gold: FloatArray = np.maximum(np.asarray(gold_count, dtype=np.float64), 1.0)
     return np.maximum(1.0, (pool - gold) / (gold * depth))
 
 
@@ -144,7 +150,7 @@ def sample_prefixes(
     *,
     depth: int,
     doc_depth: int | None = None,
-    gold_weight: float | np.ndarray = 1.0,
+    gold_weight: float | FloatArray = 1.0,
     rng: np.random.Generator | int,
     first_draw: int = 0,
 ) -> PrefixSample:
@@ -196,7 +202,7 @@ def _sample(
     n_draws: int,
     depth: int,
     doc_depth: int | None,
-    weights: np.ndarray,
+    weights: FloatArray,
     rng: np.random.Generator,
     first_draw: int,
 ) -> PrefixSample:
@@ -271,21 +277,21 @@ def _sample(
     return PrefixSample(query, draw, log_w, offsets, drawn[mask], weights)
 
 
-def _gold_membership(layout: PoolLayout, stride: int) -> np.ndarray:
+def _gold_membership(layout: PoolLayout, stride: int) -> IntArray:
     """Sorted keys ``query * stride + item`` of every gold item, for fast membership."""
     q = np.repeat(np.arange(layout.n_queries), layout.gold_count)
     return np.sort(q.astype(np.int64) * stride + layout.gold_items.astype(np.int64))
 
 
 def _draw_non_gold(
-    samples: np.ndarray,
-    pool: np.ndarray,
-    drawn: np.ndarray,
-    gold_keys: np.ndarray,
+    samples: IndexArray,
+    pool: IntArray,
+    drawn: IntArray,
+    gold_keys: IntArray,
     stride: int,
-    query: np.ndarray,
+    query: IndexArray,
     rng: np.random.Generator,
-) -> np.ndarray:
+) -> IntArray:
     """Uniform non-gold items not yet drawn, by rejection (vectorised over samples)."""
     out = np.empty(len(samples), dtype=np.int64)
     todo = np.arange(len(samples))

@@ -39,9 +39,10 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 from scipy import optimize, special
 from scipy import stats as sps
 
@@ -51,6 +52,9 @@ from evalvalidity.core._validate import (
     _int_at_least,
     _is_real,
     _shown,
+)
+from evalvalidity.core.types import (
+    FloatArray,
 )
 from evalvalidity.errors import EvalValidityWarning, InputDataError, ParameterError
 
@@ -278,7 +282,7 @@ class RunComparison:
 # --------------------------------------------------------------------------------------------
 
 
-def _same_length(a: np.ndarray, b: np.ndarray, names: tuple[str, str], func: str) -> None:
+def _same_length(a: FloatArray, b: FloatArray, names: tuple[str, str], func: str) -> None:
     if a.size != b.size:
         raise ParameterError(
             f"The {names[0]!r} and {names[1]!r} parameters of {func} must hold one value per "
@@ -286,7 +290,7 @@ def _same_length(a: np.ndarray, b: np.ndarray, names: tuple[str, str], func: str
         )
 
 
-def _open_unit(value: Any, name: str, func: str) -> float:
+def _open_unit(value: object, name: str, func: str) -> float:
     if not _is_real(value) or not 0.0 < float(value) < 1.0:
         raise ParameterError(
             f"The '{name}' parameter of {func} must be a float in (0, 1). "
@@ -295,7 +299,7 @@ def _open_unit(value: Any, name: str, func: str) -> float:
     return float(value)
 
 
-def _positive(value: Any, name: str, func: str) -> float:
+def _positive(value: object, name: str, func: str) -> float:
     if not _is_real(value) or not math.isfinite(float(value)) or float(value) <= 0.0:
         raise ParameterError(
             f"The '{name}' parameter of {func} must be a finite float > 0. "
@@ -304,7 +308,7 @@ def _positive(value: Any, name: str, func: str) -> float:
     return float(value)
 
 
-def _choice(value: Any, choices: tuple[str, ...], name: str, func: str) -> str:
+def _choice(value: object, choices: tuple[str, ...], name: str, func: str) -> str:
     if not isinstance(value, str) or value not in choices:
         listed = ", ".join(repr(c) for c in choices)
         raise ParameterError(
@@ -328,8 +332,8 @@ def _warn_constant(what: str, func: str) -> None:
 
 
 def _bootstrap_means(
-    columns: tuple[np.ndarray, ...], n_resamples: int, rng: np.random.Generator
-) -> tuple[np.ndarray, ...]:
+    columns: tuple[FloatArray, ...], n_resamples: int, rng: np.random.Generator
+) -> tuple[FloatArray, ...]:
     """Means of every column over the same ``n_resamples`` resamples of the rows."""
     n = columns[0].size
     block = max(1, _BLOCK_ELEMENTS // n)
@@ -343,9 +347,9 @@ def _bootstrap_means(
 
 
 def _bootstrap_bounds(
-    replicates: np.ndarray,
+    replicates: FloatArray,
     estimate: float,
-    jackknife: np.ndarray | None,
+    jackknife: FloatArray | None,
     confidence: float,
 ) -> tuple[float, float]:
     """Percentile bounds (``jackknife`` None) or BCa bounds (Efron & Tibshirani, 14.3)."""
@@ -367,7 +371,7 @@ def _bootstrap_bounds(
     return float(low), float(high)
 
 
-def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
+def _t_interval(values: FloatArray, confidence: float) -> tuple[float, float, float]:
     n = values.size
     estimate = float(values.mean())
     half = float(sps.t.ppf((1.0 + confidence) / 2.0, n - 1) * values.std(ddof=1) / math.sqrt(n))
@@ -375,7 +379,7 @@ def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, fl
 
 
 def _mean_interval(
-    values: np.ndarray,
+    values: FloatArray,
     confidence: float,
     method: str,
     bootstrap_method: str,
@@ -395,7 +399,7 @@ def _mean_interval(
 
 
 def _sign_flip_p_value(
-    differences: np.ndarray, n_resamples: int, rng: np.random.Generator
+    differences: FloatArray, n_resamples: int, rng: np.random.Generator
 ) -> tuple[float, int, bool]:
     """Two-sided sign-flip p-value of the mean of ``differences``: (p, resamples, exact)."""
     n = differences.size
@@ -421,7 +425,7 @@ def _sign_flip_p_value(
     return (count + 1) / (n_resamples + 1), n_resamples, False
 
 
-def _t_test_p_value(differences: np.ndarray) -> float:
+def _t_test_p_value(differences: FloatArray) -> float:
     n = differences.size
     mean = float(differences.mean())
     std = float(differences.std(ddof=1))
@@ -431,7 +435,7 @@ def _t_test_p_value(differences: np.ndarray) -> float:
     return float(2.0 * sps.t.sf(abs(t), n - 1))
 
 
-def _cohens_dz(differences: np.ndarray) -> float:
+def _cohens_dz(differences: FloatArray) -> float:
     mean = float(differences.mean())
     std = float(differences.std(ddof=1))
     if std == 0.0:
@@ -439,7 +443,7 @@ def _cohens_dz(differences: np.ndarray) -> float:
     return mean / std
 
 
-def _holm(p_values: np.ndarray) -> np.ndarray:
+def _holm(p_values: FloatArray) -> FloatArray:
     m = p_values.size
     order = np.argsort(p_values, kind="stable")
     stepped = np.maximum.accumulate((m - np.arange(m)) * p_values[order])
@@ -448,7 +452,7 @@ def _holm(p_values: np.ndarray) -> np.ndarray:
     return adjusted
 
 
-def _benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
+def _benjamini_hochberg(p_values: FloatArray) -> FloatArray:
     m = p_values.size
     order = np.argsort(p_values, kind="stable")
     scaled = p_values[order] * m / np.arange(1, m + 1)
@@ -458,7 +462,7 @@ def _benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
     return adjusted
 
 
-def _paired_t_power(effect: float, n: np.ndarray | int, alpha: float) -> np.ndarray:
+def _paired_t_power(effect: float, n: FloatArray | int, alpha: float) -> FloatArray:
     """Two-sided paired t power with ``n`` queries and standardised difference ``effect``."""
     n = np.asarray(n, dtype=np.float64)
     df = n - 1.0
@@ -477,7 +481,7 @@ def _paired_t_power(effect: float, n: np.ndarray | int, alpha: float) -> np.ndar
 
 
 def mean_interval(
-    values: Any,
+    values: npt.ArrayLike,
     *,
     confidence: float = 0.95,
     method: str = "bootstrap",
@@ -555,11 +559,11 @@ def mean_interval(
 
 
 def ratio_interval(
-    numerator_values: Any,
-    denominator_values: Any = None,
+    numerator_values: npt.ArrayLike,
+    denominator_values: npt.ArrayLike | None = None,
     *,
-    denominator_exact: Any = None,
-    numerator_variance: Any = None,
+    denominator_exact: npt.ArrayLike | None = None,
+    numerator_variance: npt.ArrayLike | None = None,
     confidence: float = 0.95,
     method: str = "delta",
     bootstrap_method: str = "bca",
@@ -690,7 +694,7 @@ def ratio_interval(
     return Interval(estimate, low, high, confidence, kind)
 
 
-def _per_query(value: Any, n: int, name: str, func: str) -> np.ndarray:
+def _per_query(value: object, n: int, name: str, func: str) -> FloatArray:
     """Broadcast a scalar to n queries, or check an array of n finite numbers."""
     if _is_real(value):
         if not math.isfinite(float(value)):
@@ -708,9 +712,9 @@ def _per_query(value: Any, n: int, name: str, func: str) -> np.ndarray:
 
 
 def _ratio_delta(
-    numerator: np.ndarray,
-    denominator: np.ndarray,
-    variance: np.ndarray | None,
+    numerator: FloatArray,
+    denominator: FloatArray,
+    variance: FloatArray | None,
     confidence: float,
 ) -> tuple[float, float, float, bool]:
     n = numerator.size
@@ -727,8 +731,8 @@ def _ratio_delta(
 
 
 def _ratio_bootstrap(
-    numerator: np.ndarray,
-    denominator: np.ndarray,
+    numerator: FloatArray,
+    denominator: FloatArray,
     confidence: float,
     bootstrap_method: str,
     n_resamples: int,
@@ -758,8 +762,8 @@ def _ratio_bootstrap(
 
 def z_against_floor(
     measured_mean: float,
-    expected: Any,
-    variance_per_query: Any,
+    expected: npt.ArrayLike,
+    variance_per_query: npt.ArrayLike,
     *,
     n_draws: int = 1,
 ) -> FloorZ:
@@ -840,8 +844,8 @@ def z_against_floor(
 
 
 def paired_randomization_test(
-    a: Any,
-    b: Any,
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
     *,
     n_resamples: int = 10_000,
     rng: np.random.Generator | int | None = None,
@@ -900,7 +904,7 @@ def paired_randomization_test(
     return RandomizationTest(float(differences.mean()), p_value, resamples, exact)
 
 
-def effect_sizes(a: Any, b: Any, *, confidence: float = 0.95) -> EffectSize:
+def effect_sizes(a: npt.ArrayLike, b: npt.ArrayLike, *, confidence: float = 0.95) -> EffectSize:
     r"""Mean paired difference with its t interval, and Cohen's :math:`d_z`.
 
     .. math:: \bar d = \frac1n \sum_q (a_q - b_q), \qquad
@@ -951,7 +955,7 @@ def effect_sizes(a: Any, b: Any, *, confidence: float = 0.95) -> EffectSize:
     return _effect_size(differences, confidence)
 
 
-def _effect_size(differences: np.ndarray, confidence: float) -> EffectSize:
+def _effect_size(differences: FloatArray, confidence: float) -> EffectSize:
     if np.ptp(differences) == 0.0:
         value = float(differences[0])
         interval = Interval(value, value, value, confidence, "t")
@@ -961,7 +965,7 @@ def _effect_size(differences: np.ndarray, confidence: float) -> EffectSize:
 
 
 def compare_runs(
-    values: Mapping[str, Any],
+    values: Mapping[str, npt.ArrayLike],
     *,
     test: str = "randomization",
     correction: str = "holm",
@@ -1035,7 +1039,7 @@ def compare_runs(
             f"Got {len(values)} instead."
         )
     names: list[str] = []
-    arrays: list[np.ndarray] = []
+    arrays: list[FloatArray] = []
     for name, column in values.items():
         if not isinstance(name, str):
             raise ParameterError(
@@ -1158,7 +1162,7 @@ def min_detectable_difference(
     return _min_detectable_difference(math.sqrt(variance), n_queries, alpha, power)
 
 
-def _power_target(power: Any, alpha: float, func: str) -> float:
+def _power_target(power: object, alpha: float, func: str) -> float:
     if not _is_real(power) or not alpha < float(power) < 1.0:
         raise ParameterError(
             f"The 'power' parameter of {func} must be a float in (alpha, 1) = ({alpha:g}, 1). "

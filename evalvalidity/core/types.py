@@ -1,7 +1,10 @@
-"""Names shared by every layer: the progress callback and the string enums, as ``Literal`` types.
+"""Names shared by every layer: the progress callback, the string enums and the array types.
 
-Each alias lists every value the library produces or accepts, so that a type checker catches a
-misspelt policy or verdict anywhere from the core to the dashboard.
+Each ``Literal`` alias lists every value the library produces or accepts, so that a type checker
+catches a misspelt policy or verdict anywhere from the core to the dashboard. The array aliases
+name the dtype a function returns or expects: float64 values, int64 counts and codes, intp
+positions and counts (what ``argsort``, ``nonzero``, ``arange`` and ``bincount`` give), boolean
+masks, floats of any width (vectors kept in float32) and numbers of any kind (checked input).
 
 Examples
 --------
@@ -15,6 +18,12 @@ Examples
 >>> report(0.5, "halfway")
 >>> calls
 [(0.5, 'halfway')]
+>>> import numpy as np
+>>> values: FloatArray = np.zeros(3)
+>>> positions: IndexArray = np.argsort(values)
+>>> mask: BoolArray = values > 0
+>>> values.dtype, positions.dtype == np.intp, mask.dtype
+(dtype('float64'), True, dtype('bool'))
 """
 
 from __future__ import annotations
@@ -22,17 +31,44 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal, TypeAlias
 
+import numpy as np
+import numpy.typing as npt
+
 __all__ = [
     "AnalyticUnit",
+    "BoolArray",
+    "FloatArray",
     "HarnessSource",
+    "IndexArray",
+    "IntArray",
     "NoiseSource",
+    "NumberArray",
     "PoolKind",
     "Progress",
+    "RealArray",
     "Severity",
     "Source",
     "TiePolicy",
     "Verdict",
 ]
+
+#: An array of float64 values.
+FloatArray: TypeAlias = npt.NDArray[np.float64]
+
+#: An array of int64 counts, codes or offsets.
+IntArray: TypeAlias = npt.NDArray[np.int64]
+
+#: An array of positions, in numpy's index type (``np.intp``).
+IndexArray: TypeAlias = npt.NDArray[np.intp]
+
+#: A boolean mask.
+BoolArray: TypeAlias = npt.NDArray[np.bool_]
+
+#: An array of floats of any width (float16, float32 or float64).
+RealArray: TypeAlias = npt.NDArray[np.floating]
+
+#: An array of numbers of any kind: booleans, integers or floats.
+NumberArray: TypeAlias = npt.NDArray[np.bool_ | np.integer | np.floating]
 
 #: A progress callback: called with the fraction done in [0, 1] and a line of text.
 Progress: TypeAlias = Callable[[float, str], None]
