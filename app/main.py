@@ -35,5 +35,6 @@ pages = [
         "views/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"
     ),
     st.Page("views/report.py", title="Report", icon=":material/description:", url_path="report"),
+    st.Page("views/nulls.py", title="Other nulls", icon=":material/rule:", url_path="nulls"),
 ]
 st.navigation(pages).run()

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import CRANFIELD
+from conftest import CRANFIELD, ROOT
 
 from evalvalidity.analysis.check import check_tables
 from evalvalidity.analysis.harness_invariants import harness_invariants
@@ -286,3 +286,19 @@ def test_cli_units_rule_on_the_cranfield_files(capsys):
     )
     text = capsys.readouterr().out
     assert "--units-rule prefix:#" in text
+
+
+def test_the_other_nulls_page_opens_on_the_example(monkeypatch, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from evalvalidity.analysis import examples as demo
+
+    monkeypatch.setenv("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
+    monkeypatch.setenv("EVALVALIDITY_WORKSPACE", str(tmp_path / "ws"))
+    demo.build_demo(tmp_path / "ws", include=("toy",))
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=120).run()
+    at.switch_page("views/nulls.py").run()
+    assert not at.exception
+    titles = [json.loads(c.proto.spec)["title"] for c in at.get("vega_lite_chart")]
+    assert titles == ["Other nulls: what scores without doing retrieval"]
+    assert any(m.label == "popularity ranker" for m in at.metric)
