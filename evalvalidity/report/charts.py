@@ -1509,4 +1509,6 @@ def other_nulls_chart(result: CheckResult) -> Chart | None:
             tooltip=["what", alt.Tooltip("value:Q", format=".4g"), "low", "high"],
         )
     )
-    return alt.LayerChart(layer=[bars, points]).properties(title="Other nulls: what scores without doing retrieval", width=520)
+    return alt.LayerChart(layer=[bars, points]).properties(
+        title="Other nulls: what scores without doing retrieval", width=520
+    )
