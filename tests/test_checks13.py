@@ -302,3 +302,65 @@ def test_the_other_nulls_page_opens_on_the_example(monkeypatch, tmp_path):
     titles = [json.loads(c.proto.spec)["title"] for c in at.get("vega_lite_chart")]
     assert titles == ["Other nulls: what scores without doing retrieval"]
     assert any(m.label == "popularity ranker" for m in at.metric)
+
+
+def _hub_benchmark():
+    rng = np.random.default_rng(1)
+    qrels, run = [], []
+    for q in range(60):
+        qrels += [(f"q{q}", "hub", 1), (f"q{q}", f"own{q}", 1)]
+        run.append((f"q{q}", "hub", 10))
+        run += [(f"q{q}", f"d{j}", 9 - i) for i, j in enumerate(rng.choice(5000, 9, replace=False))]
+    return run_table(run), qrels_table(qrels)
+
+
+def scenarios():
+    """Checks that between them produce every rule of the other nulls (test_plan reads them)."""
+    run, qrels = _hub_benchmark()
+    yield check_tables(run, qrels, pool=PoolSpec(corpus_size=5000), seeds=4)
+    selfish = [r for q in range(40) for r in ((f"q{q}", f"q{q}", 3), (f"q{q}", f"g{q}", 2))]
+    gold = qrels_table([(f"q{q}", f"g{q}", 1) for q in range(40)])
+    yield check_tables(run_table(selfish), gold, pool=PoolSpec(corpus_size=1000), seeds=4)
+    run, qrels = segment_benchmark()
+    yield check_tables(run, qrels, pool=PoolSpec(corpus_size=500), seeds=4)
+    yield check_tables(run, qrels, pool=PoolSpec(corpus_size=500), seeds=4, units_rule="prefix:#")
+    holes, judged = [], []
+    for q in range(50):
+        judged += [(f"q{q}", f"r{q}", 1), (f"q{q}", f"n{q}", 0)]
+        holes += [(f"q{q}", f"u{q}_{i}", 20 - i) for i in range(5)] + [(f"q{q}", f"r{q}", 10)]
+    yield check_tables(
+        run_table(holes), qrels_table(judged), pool=PoolSpec(corpus_size=2000), seeds=4
+    )
+    # Gold first, then a judged non-relevant item tied with another query's id (a hole):
+    # self-hits, holes and ties that all leave the score where it is (info lines).
+    calm, calm_qrels = [], []
+    for q in range(40):
+        calm_qrels += [(f"q{q}", f"g{q}", 1), (f"q{q}", f"n{q}", 0)]
+        calm += [(f"q{q}", f"g{q}", 3), (f"q{q}", f"n{q}", 1), (f"q{q}", f"q{(q + 1) % 40}", 1)]
+    yield check_tables(
+        run_table(calm), qrels_table(calm_qrels), pool=PoolSpec(corpus_size=1000), seeds=4
+    )
+    tied = [
+        r
+        for q in range(40)
+        for r in [(f"q{q}", f"d{q}_{i}", 1.0) for i in range(9)] + [(f"q{q}", f"g{q}", 1.0)]
+    ]
+    yield check_tables(run_table(tied), gold, pool=PoolSpec(corpus_size=1000), seeds=4)
+    qids = [f"q{q}" for q in range(20)]
+    recall_qrels = qrels_table([(q, f"{q}_g{j}", 1) for q in qids for j in range(3)])
+    rows = [(s, q, "recall_100", 3.003 if q == "q0" else 0.1) for s in range(3) for q in qids]
+    rows = [r for r in rows if not (r[0] == 1 and r[1] == "q5")] + [(2, "q7", "recall_100", 0.1)]
+    seed, qid, measure, value = zip(*rows, strict=True)
+    harness = pa.table(
+        {"seed": list(seed), "qid": list(qid), "measure": list(measure), "value": list(value)}
+    )
+    yield check_tables(
+        None, recall_qrels, pool=PoolSpec(corpus_size=1000), metric="r@100", harness_output=harness
+    )
+
+
+def test_the_scenarios_produce_every_new_rule():
+    produced = {(r.code, r.severity) for result in scenarios() for r in result.reasons}
+    from evalvalidity.analysis.rules import RULES
+
+    assert {(r.code, r.severity) for r in RULES if r.code in NEW_CODES} <= produced

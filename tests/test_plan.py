@@ -312,6 +312,9 @@ def _scenarios():
     yield check_tables(None, no_gold, pool=corpus, seeds=4)
     cands = pa.table({"qid": ["q0"] * 20, "docid": [f"c{i}" for i in range(20)]})
     yield check_tables(None, _qrels(1), pool=PoolSpec(candidates=cands), seeds=4)
+    from test_checks13 import scenarios as other_nulls_scenarios
+
+    yield from other_nulls_scenarios()
 
 
 def test_every_rule_of_the_table_is_produced_by_some_scenario():

@@ -173,7 +173,13 @@ def code_tables(
     gd = _codes(qrels.column("docid"), vocab)
     gg = np.asarray(qrels.column("rel").to_numpy(zero_copy_only=False), dtype=np.int64)
     keep = gq >= 0
-    gold = (gq[keep], gd[keep], gg[keep])
+    gq, gd, gg = gq[keep], gd[keep], gg[keep]
+    # One grade per (query, document): a judgement given twice keeps its largest grade.
+    order = np.lexsort((-gg, gd, gq))
+    gq, gd, gg = gq[order], gd[order], gg[order]
+    first = np.ones(len(gq), bool)
+    first[1:] = (gq[1:] != gq[:-1]) | (gd[1:] != gd[:-1])
+    gold = (gq[first], gd[first], gg[first])
     empty = np.zeros(0, np.int64)
     if ranking is None:
         return Coded(bench.qids, vocab, empty, empty, empty, None, None, np.zeros(0, bool), *gold)

@@ -159,6 +159,13 @@ def _score(coded: Coded, metric: Metric, drop_row: np.ndarray, drop_gold: np.nda
     return float(np.mean(evaluate(metric, hits, judged)))
 
 
+def _own_codes(coded: Coded) -> np.ndarray:
+    """The document code of each query's own id (-1 when no document has it)."""
+    qids = pa.array(coded.qids.astype(object), pa.string())
+    index = pc.fill_null(pc.index_in(qids, value_set=coded.vocab), -1)
+    return np.asarray(index.to_numpy(zero_copy_only=False), np.int64)
+
+
 def self_hits(
     coded: Coded,
     metric: Metric,
@@ -191,14 +198,9 @@ def self_hits(
         by_text = _text_matches(coded, query_texts, corpus_texts, metric.k)
         text_matches = int(by_text.sum())
         row |= by_text
-    gold_self = np.asarray(
-        pc.equal(qrels.column("qid"), qrels.column("docid")).to_numpy(zero_copy_only=False), bool
-    )
-    # The coded judgements keep the judged queries' rows, in the table's order.
-    in_bench = np.asarray(
-        pc.is_in(qrels.column("qid"), value_set=qids).to_numpy(zero_copy_only=False), bool
-    )
-    drop_gold = gold_self[in_bench]
+    # The judgements of a query against its own id, among the coded judgements.
+    own_doc = _own_codes(coded)
+    drop_gold = coded.gold_doc == own_doc[coded.gold_query]
     ranked_self = len(np.unique(coded.run_query[row]))
     judged_self = len(np.unique(coded.gold_query[drop_gold]))
     shown = np.unique(np.concatenate((coded.run_query[row], coded.gold_query[drop_gold])))
