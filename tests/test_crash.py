@@ -314,3 +314,137 @@ def test_a_damaged_dataset_file_is_reported_not_a_crash(tmp_path):
     with pytest.raises(StorageError) as raised:
         ws.get("kept")
     assert str(raised.value).startswith(f"The dataset 'kept' cannot be read from {data}: ")
+
+
+# -- every file and stream the command line writes -------------------------------------------
+def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "evalvalidity", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=False,
+        **kwargs,
+    )
+
+
+CHECK = ("check", "--run", str(TOY / "model.trec"), "--qrels", str(TOY / "qrels.txt"))
+CHECK_ARGS = (*CHECK, "--pool-size", "1400", "--seeds", "2")
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess, command: str, message: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr == f"evalvalidity {command}: error: {message}\n"
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        (
+            "missing/check.json",
+            "Cannot write {tmp}/missing/check.json: the folder {tmp}/missing does not exist.",
+        ),
+        (".", "Cannot write {tmp}/.: it is a folder; give a file name."),
+        (
+            "file/check.json",
+            "Cannot write {tmp}/file/check.json: the folder {tmp}/file is not a folder.",
+        ),
+    ],
+    ids=["missing-folder", "folder-as-file", "file-as-folder"],
+)
+def test_check_output_to_a_bad_path_exits_2_in_one_line(tmp_path, where, message):
+    (tmp_path / "file").write_text("kept\n")
+    done = cli(*CHECK_ARGS, "--output", f"{tmp_path}/{where}")
+    assert_one_line_error(done, "check", message.format(tmp=tmp_path))
+    assert (tmp_path / "file").read_text() == "kept\n"
+
+
+def test_check_output_on_a_full_disk_keeps_the_old_file(small_disk):
+    output = small_disk / "check.json"
+    output.write_text('{"verdict": "healthy"}\n')
+    fill(small_disk)
+    done = cli(*CHECK_ARGS, "--format", "json", "--output", str(output))
+    assert_one_line_error(
+        done, "check", f"Cannot write {output}: the disk is full (No space left on device)."
+    )
+    assert output.read_text() == '{"verdict": "healthy"}\n'
+    assert not list(small_disk.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        CHECK_ARGS,
+        ("score", "--run", str(TOY / "model.trec"), "--qrels", str(TOY / "qrels.txt"), "-q"),
+        ("floor", "ap", "-N", "100", "-G", "3"),
+        ("datasets", "list"),
+    ],
+    ids=lambda c: c[0],
+)
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed"])
+def test_a_full_or_closed_standard_output_exits_2_in_one_line(tmp_path, command, stdout):
+    env = {**ENV, "EVALVALIDITY_WORKSPACE": str(tmp_path / "ws")}
+    argv = [sys.executable, "-m", "evalvalidity", *command]
+    if stdout == "closed":
+        done = subprocess.run(
+            ["sh", "-c", '"$@" >&-', "sh", *argv], capture_output=True, text=True, env=env
+        )
+        message = "Cannot write to standard output: it is closed."
+    else:
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, env=env)
+        message = "Cannot write the output: the disk is full (No space left on device)."
+    assert_one_line_error(done, command[0], message)
+
+
+def _report_args(out: Path, run: Path = TOY / "model.trec") -> tuple[str, ...]:
+    return (
+        "report",
+        "--run",
+        str(run),
+        "--qrels",
+        str(TOY / "qrels.txt"),
+        "--pool-size",
+        "1400",
+        "--seeds",
+        "2",
+        "--out",
+        str(out),
+    )
+
+
+def test_a_second_report_replaces_the_first_whole(tmp_path):
+    out = tmp_path / "report"
+    assert cli(*_report_args(out)).returncode == 0
+    (out / "charts" / "stale_chart.svg").write_text("<svg/>")  # a chart only the first had
+    assert cli(*_report_args(out, TOY / "noise.trec")).returncode == 0
+    assert not (out / "charts" / "stale_chart.svg").exists()
+    assert json.loads((out / "check.json").read_text())["run"] == "noise.trec"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # no staging folder left
+
+
+def test_a_report_never_replaces_a_folder_of_other_files(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine\n")
+    done = cli(*_report_args(tmp_path))
+    assert_one_line_error(
+        done,
+        "report",
+        f"The report folder '{tmp_path}' holds files that are not a report's ('notes.txt'); "
+        "give a new folder, an empty one or an earlier report's.",
+    )
+    assert tree(tmp_path) == {"notes.txt": b"mine\n"}
+
+
+def test_a_report_on_a_full_disk_leaves_the_old_report_whole(small_disk):
+    out = small_disk / "report"
+    assert cli(*_report_args(out)).returncode == 0
+    before = tree(out)
+    fill(small_disk)
+    done = cli(*_report_args(out, TOY / "noise.trec"))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"evalvalidity report: error: Cannot write the report {out}")
+    assert done.stderr.endswith(": the disk is full (No space left on device).\n")
+    assert tree(out) == before
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "report"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -249,3 +250,247 @@ def test_cross_check_different_id_spaces():
         "0 of 1 run IDs occur in the qrels: the run and the qrels use different ID spaces"
         " (run: 'x'; qrels: 'y')",
     )
+
+
+# -- values read silently as something else, and values that broke scoring later -----------------
+@pytest.fixture(params=[True, False], ids=["fast-path", "exact-path"])
+def both_paths(request, monkeypatch):
+    from evalvalidity.io.ingest import _text
+
+    monkeypatch.setattr(_text, "FAST_PATH", request.param)
+    return request.param
+
+
+INTEGERS_NOT_DECIMAL = ["0x1", "0X1F", "1e3", "1_000", "0b1", "0o7", "١"]  # "1.0" reads as 1
+
+
+@pytest.mark.parametrize("grade", INTEGERS_NOT_DECIMAL)
+@pytest.mark.parametrize(
+    ("fmt", "header", "row"),
+    [
+        ("trec", "", "q1 0 {} {}\n"),
+        ("tsv", "qid\tdocid\trel\n", "q1\t{}\t{}\n"),
+        ("csv", "qid,docid,rel\n", "q1,{},{}\n"),
+    ],
+)
+def test_an_integer_not_in_decimal_digits_is_refused_on_both_paths(
+    both_paths, fmt, header, row, grade
+):
+    data = header + "".join(row.format(f"d{i}", 1) for i in range(3)) + row.format("dx", grade)
+    line = data.count("\n")
+    with pytest.raises(RejectedRowsError) as info:
+        read(data.encode(), kind="qrels", display_name=f"g.{fmt}")
+    assert (
+        str(info.value) == f"g.{fmt}:{line}: expected an integer relevance grade, found {grade!r}"
+    )
+
+
+def _qrels_bytes(fmt: str, grade: int) -> bytes:
+    if fmt == "trec":
+        return f"q1 0 d0 1\nq1 0 d1 {grade}\n".encode()
+    if fmt == "jsonl":
+        return (
+            '{"qid": "q1", "docid": "d0", "rel": 1}\n'
+            f'{{"qid": "q1", "docid": "d1", "rel": {grade}}}\n'
+        ).encode()
+    if fmt == "json":
+        return f'{{"q1": {{"d0": 1, "d1": {grade}}}}}'.encode()
+    import io
+
+    import pyarrow.parquet as pq
+
+    sink = io.BytesIO()
+    table = pa.table({"qid": ["q1", "q1"], "docid": ["d0", "d1"], "rel": [1, grade]})
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+@pytest.mark.parametrize("grade", [2**31, -(2**31), 2**63 - 1, -(2**63)])
+@pytest.mark.parametrize("fmt", ["trec", "jsonl", "json", "parquet"])
+def test_a_grade_out_of_range_is_refused_at_ingest(both_paths, fmt, grade):
+    with pytest.raises(RejectedRowsError) as info:
+        read(_qrels_bytes(fmt, grade), kind="qrels", display_name=f"g.{fmt}")
+    where = {"json": "g.json: record 2", "parquet": "g.parquet: record 2"}.get(fmt, f"g.{fmt}:2")
+    assert str(info.value) == (
+        f"{where}: expected a relevance grade between -2147483647 and 2147483647, found '{grade}'"
+    )
+    for edge in (2**31 - 1, -(2**31) + 1):
+        kept = read(_qrels_bytes(fmt, edge), kind="qrels", display_name=f"g.{fmt}")
+        assert kept.table.column("rel").to_pylist() == [1, edge]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (
+            '{"qid": "q\\ud800", "docid": "d1", "rel": 1}',
+            'the string "q\\ud800" escapes a lone surrogate (U+D800), which is not a character',
+        ),
+        (
+            '{"qid": "q1", "docid": "\\udfff", "rel": 1}',
+            'the string "\\udfff" escapes a lone surrogate (U+DFFF), which is not a character',
+        ),
+        (
+            '{"qid": "q1", "docid": "d1", "rel": 1, "rel": 2}',
+            "the key 'rel' appears more than once in the object",
+        ),
+        (
+            '{"qid": "q1", "qid": "q2", "docid": "d1", "rel": 1}',
+            "the key 'qid' appears more than once in the object",
+        ),
+        (
+            '{"qid": true, "docid": "d1", "rel": 1}',
+            "expected a string or an integer query ID for 'qid', found true",
+        ),
+        (
+            '{"qid": "q1", "docid": false, "rel": 1}',
+            "expected a string or an integer document ID for 'docid', found false",
+        ),
+        (
+            '{"qid": 1.0, "docid": "d1", "rel": 1}',
+            "expected a string or an integer query ID for 'qid', found 1.0 (a float id matches no"
+            " text id)",
+        ),
+    ],
+)
+def test_json_lines_refuse_what_json_would_read_silently(line, reason):
+    data = ('{"qid": "q0", "docid": "d0", "rel": 1}\n' + line + "\n").encode()
+    with pytest.raises(RejectedRowsError) as info:
+        read(data, kind="qrels", display_name="j.jsonl")
+    assert str(info.value) == f"j.jsonl:2: {reason}"
+
+
+@pytest.mark.parametrize("key", ['"q\\ud800"', '"q1": {"\\udc00": 1}, "q2"'])
+def test_a_json_document_refuses_a_lone_surrogate(key):
+    data = ("{" + key + ': {"d1": 1}}').encode()
+    with pytest.raises(RejectedRowsError) as info:
+        read(data, kind="qrels", display_name="j.json")
+    assert "escapes a lone surrogate" in str(info.value)
+    assert str(info.value).startswith("j.json: record 1: the string ")
+
+
+@pytest.mark.parametrize(
+    ("header", "twins"),
+    [
+        ("qid,docid,score,score", "two score columns, 'score' (column 3) and 'score' (column 4)"),
+        ("qid,docid,Score,score", "two score columns, 'Score' (column 3) and 'score' (column 4)"),
+        ("qid,query_id,docid,score", "two qid columns, 'qid' (column 1) and 'query_id' (column 2)"),
+    ],
+)
+def test_a_header_naming_one_column_twice_is_refused(header, twins):
+    data = f"{header}\nq1,q1,d1,1.5\n".encode()
+    with pytest.raises(FileFormatError) as info:
+        read(data, kind="run", display_name="h.csv")
+    assert str(info.value) == f"h.csv: the header names {twins}; rename or drop one"
+
+
+@pytest.mark.parametrize("arrow_type", [pa.float64(), pa.float32(), pa.decimal128(5, 1)])
+def test_parquet_ids_with_a_fraction_part_are_refused(arrow_type):
+    import io
+
+    import pyarrow.parquet as pq
+
+    sink = io.BytesIO()
+    qids = pa.array([1, 2], pa.float64()).cast(arrow_type)
+    pq.write_table(pa.table({"qid": qids, "docid": ["a", "b"], "rel": [1, 1]}), sink)
+    with pytest.raises(FileFormatError) as info:
+        read(sink.getvalue(), kind="qrels", display_name="f.parquet")
+    assert str(info.value) == (
+        f"f.parquet: the query ID column 'qid' holds {arrow_type} numbers: an id such as 1.0 "
+        "would become the text '1.0' and match no '1'; store ids as strings or integers"
+    )
+
+
+# -- messages --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("column", "template"),
+    [("score", "q1 Q0 d1 1 {} t\n"), ("rank", "q1 Q0 d1 {} 1.5 t\n")],
+)
+@pytest.mark.parametrize("length", [81, 5_000, 100_000])
+def test_a_long_field_is_quoted_as_an_excerpt(column, template, length):
+    value = ("9" * (length - 1)) + "x"
+    with pytest.raises(RejectedRowsError) as info:
+        read(template.format(value).encode(), kind="run", display_name="r.trec")
+    message = str(info.value)
+    noun = "a numeric score" if column == "score" else "an integer rank"
+    assert message == f"r.trec:1: expected {noun}, found {'9' * 80!r}... ({length:,} characters)"
+
+
+def test_a_field_of_80_characters_is_quoted_whole():
+    with pytest.raises(RejectedRowsError) as info:
+        read(f"q1 Q0 d1 1 {'x' * 80} t\n".encode(), kind="run", display_name="r.trec")
+    assert str(info.value) == f"r.trec:1: expected a numeric score, found {'x' * 80!r}"
+
+
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (lambda tmp: tmp, "is a folder"),
+        (lambda tmp: Path("/dev/zero"), "is a device"),
+        (
+            lambda tmp: (__import__("os").mkfifo(tmp / "fifo"), tmp / "fifo")[1],
+            "is a named pipe (FIFO)",
+        ),
+    ],
+    ids=["folder", "device", "fifo"],
+)
+def test_what_is_not_a_regular_file_is_named_as_what_it_is(tmp_path, make, what):
+    from evalvalidity.errors import ParameterError
+    from evalvalidity.io.ingest import load
+
+    path = str(make(tmp_path))
+    with pytest.raises(ParameterError) as info:
+        read(path)
+    assert str(info.value) == f"{path!r} {what}; give a regular file."
+    with pytest.raises(ParameterError) as info:
+        load(path, "run", workspace=tmp_path / "ws")
+    assert str(info.value) == f"{path!r} {what}, not a file to read nor a dataset's name."
+
+
+@pytest.mark.parametrize("n_bad", [1, 2])
+def test_the_drop_bad_rows_hint_follows_its_error_and_fits_the_command(tmp_path, capsys, n_bad):
+    from evalvalidity.cli import main
+
+    run = tmp_path / "r.trec"
+    run.write_text("q1 Q0 d1 1 1.5 t\n" + "q1 Q0 d2 1 abc t\n" * n_bad)
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 d1 1\n")
+    assert main(["ingest", str(run), "--workspace", str(tmp_path / "ws")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"evalvalidity ingest: error: {run}")
+    assert err[-1] == "Fix the file, or pass --drop-bad-rows to keep only the good rows."
+    assert sum("drop-bad-rows" in line for line in err) == 1
+    assert main(["score", "--run", str(run), "--qrels", str(qrels)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"evalvalidity score: error: {run}")
+    assert err[-1] == (
+        "Fix the file, or ingest it with `evalvalidity ingest --drop-bad-rows` and give the "
+        "dataset's name instead of the file."
+    )
+
+
+@pytest.mark.parametrize(
+    ("codec", "name"),
+    [
+        ("utf-16", "UTF-16 (little-endian)"),
+        ("utf-16-le", "UTF-16 (little-endian)"),
+        ("utf-16-be", "UTF-16 (big-endian)"),
+        ("utf-32", "UTF-32 (little-endian)"),
+        ("utf-32-be", "UTF-32 (big-endian)"),
+    ],
+)
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_utf16_and_utf32_are_named(codec, name, gzipped):
+    import gzip
+
+    data = "q1 0 d1 1\nq1 0 d2 0\n".encode(codec)
+    with pytest.raises(FileFormatError) as info:
+        read(gzip.compress(data) if gzipped else data, display_name="q.txt")
+    assert str(info.value) == f"q.txt: the file looks like {name} text; save it as UTF-8"
+
+
+def test_zero_bytes_are_not_taken_for_utf16_or_utf32():
+    from evalvalidity.io.ingest._detect import wide_encoding
+
+    assert wide_encoding(b"\0" * 10_000) is None
+    assert wide_encoding(b"q1 0 d1 1\n" + b"\0" * 100) is None

@@ -424,3 +424,122 @@ def test_the_guard_catches_sql_built_from_text():
 )
 def test_no_sql_is_built_from_text(path):
     assert sql_string_problems(path.read_text(encoding="utf-8"), path.name) == []
+
+
+# -- text that XML forbids, through chart export and report writing, in a child process --------
+# vl-convert aborted the whole process (exit 134, taking the dashboard's server with it) on a
+# character XML forbids in a chart's text; so these run in a child, whose exit code tells.
+XML_FORBIDDEN_CHARS = [chr(c) for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)]
+EXPORT_CHILD = r"""
+import sys
+import pyarrow as pa
+from evalvalidity.analysis.check import check_tables
+from evalvalidity.analysis.plan import PoolSpec
+from evalvalidity.report.charts import result_charts
+from evalvalidity.report.html import chart_png, chart_svg, report_zip, write_report
+
+chars = [chr(c) for c in range(0x20)] + ["\x7f", "\ufffe", "\uffff"]
+qids = [f"q{c}x" for c in chars] + [f"ok{i}" for i in range(6)]
+pools = [3] * len(chars) + [1000] * 6  # the hostile queries have the highest floors: shown
+run = pa.table({
+    "qid": [q for q in qids for _ in range(3)],
+    "docid": [f"{q}-d{i}" for q in qids for i in range(3)],
+    "score": [3.0 - i for _ in qids for i in range(3)],
+})
+qrels = pa.table({"qid": qids, "docid": [f"{q}-d0" for q in qids], "rel": [1] * len(qids)})
+pool = PoolSpec(pools=pa.table({"qid": qids, "pool_size": pools}))
+name = "run" + "".join(chars)
+result = check_tables(run, qrels, pool=pool, noise_run=run, seeds=4, run_name=name)
+for chart in result_charts(result).values():
+    assert "<svg" in chart_svg(chart)
+    assert chart_png(chart, scale=1.0)[:4] == b"\x89PNG"
+title = "title " + "".join(chars) + " \ud800 \udc00"
+write_report(result, sys.argv[1], title=title)
+assert report_zip(result, title=title)[:2] == b"PK"
+print("exported", len(qids))
+"""
+
+
+def test_every_character_xml_forbids_exports_without_aborting(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", EXPORT_CHILD, str(tmp_path / "report")],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"},
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == f"exported {32 + 3 + 6}\n"
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert not any(char in page for char in [*XML_FORBIDDEN_CHARS, "\ufffe", "\uffff"])
+    assert "q\\x1bx" in page  # shown as an escape, not dropped
+    for svg in (tmp_path / "report" / "charts").glob("*.svg"):
+        text = svg.read_text(encoding="utf-8")
+        assert not any(char in text for char in XML_FORBIDDEN_CHARS), svg.name
+
+
+# -- control characters on the terminal, and lines forged in line-oriented output ---------------
+FORGING_QID = "q1\tall\t1.0000\nrecip_rank\x1b[2J"
+
+
+@pytest.fixture
+def forging_files(tmp_path):
+    run = tmp_path / "run.jsonl"
+    qrels = tmp_path / "qrels.jsonl"
+    rows = [(FORGING_QID, "d1", 2.0), (FORGING_QID, "d2", 1.0), ("q2", "d1", 1.0)]
+    run.write_text(
+        "".join(json.dumps({"qid": q, "docid": d, "score": s}) + "\n" for q, d, s in rows)
+    )
+    qrels.write_text(
+        "".join(json.dumps({"qid": q, "docid": "d2", "rel": 1}) + "\n" for q in (FORGING_QID, "q2"))
+    )
+    return run, qrels
+
+
+TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def test_score_per_query_text_escapes_control_characters(forging_files, capsys):
+    from evalvalidity.cli import main
+
+    run, qrels = forging_files
+    assert main(["score", "--run", str(run), "--qrels", str(qrels), "-q", "-m", "rr@10"]) == 0
+    out = capsys.readouterr().out
+    assert not TERMINAL_UNSAFE.search(out)
+    assert "\t" not in out
+    assert "    q1\\tall\\t1.0000\\nrecip_rank\\x1b[2J  rr@10=0.5000\n" in out
+    assert len(out.splitlines()) == 4  # header, mean, two queries: no forged line
+
+
+def test_score_trec_format_refuses_an_id_that_would_forge_a_line(forging_files, capsys):
+    from evalvalidity.cli import main
+
+    run, qrels = forging_files
+    argv = ["score", "--run", str(run), "--qrels", str(qrels), "-m", "rr@10", "--format", "trec"]
+    assert main([*argv, "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # refused before the first line
+    assert captured.err == (
+        "evalvalidity score: error: The query id 'q1\\tall\\t1.0000\\nrecip_rank\\x1b[2J' holds "
+        "whitespace or a control character, which would break a line of --format trec; use "
+        "--format json.\n"
+    )
+    assert main(argv) == 0  # the means alone name no query
+    assert capsys.readouterr().out == "rr@10                 \tall\t0.2500\n"
+
+
+@pytest.mark.parametrize("hostile", [h for h in HOSTILE if TERMINAL_UNSAFE.search(h)])
+def test_datasets_list_and_show_escape_control_characters(tmp_path, capsys, hostile):
+    from evalvalidity.cli import main
+
+    ws = Workspace(tmp_path)
+    ws.add(b"q1 0 d1 1\n", name="mine", owner=hostile, display_name=hostile)
+    assert main(["datasets", "--workspace", str(tmp_path), "list", "--all"]) == 0
+    assert main(["datasets", "--workspace", str(tmp_path), "show", "mine"]) == 0
+    out = capsys.readouterr().out
+    assert not TERMINAL_UNSAFE.search(out)
+    assert out.count("\n") == 1 + len(ws.info("mine").to_json()) - 2  # no rejected, no warnings

@@ -422,3 +422,51 @@ def test_ten_million_distinct_queries_in_bounded_memory(tmp_path, action):
     out = in_child(action, path)
     assert out["rows"] == 10_000_000
     assert out["peak_mib"] < PEAK_BOUND_MIB, out
+
+
+def _with_header_fields(member: bytes, *, comment: bytes = b"", extra: bytes = b"") -> bytes:
+    """``member`` (a gzip member without optional fields) with a comment and an extra field."""
+    flags = (0x10 if comment else 0) | (0x04 if extra else 0)
+    header = member[:3] + bytes([flags]) + member[4:10]
+    if extra:
+        header += len(extra).to_bytes(2, "little") + extra
+    if comment:
+        header += comment + b"\0"
+    return header + member[10:]
+
+
+@pytest.mark.parametrize("action", ["read", "add"])
+def test_a_header_comment_does_not_count_as_compressed_payload(tmp_path, action):
+    """12 MB of comment, which decompresses to nothing, then 1 GiB of one line repeated:
+    against the whole file the ratio is about 73 (under 100), against the deflate payload it is
+    in the hundreds."""
+    line = b"q1 Q0 d1 1 1.5 t\n"
+    member = gzip.compress(line * ((64 * MiB) // len(line)), compresslevel=9, mtime=0)
+    rng = np.random.default_rng(0)
+    comment = rng.integers(1, 256, 12 * 10**6, dtype=np.uint8).tobytes()  # no NUL inside
+    path = tmp_path / "comment.trec.gz"
+    with open(path, "wb") as handle:
+        handle.write(_with_header_fields(member, comment=comment))
+        for _ in range(15):  # 16 x 64 MiB = 1 GiB
+            handle.write(member)
+    assert 60 < 16 * 64 * MiB / path.stat().st_size < 100  # the whole file's ratio is under 100
+    out = in_child(action, path, "run")
+    assert out["error"].startswith(f"{path}: the file decompresses to more than 100 times its")
+    assert out["error"].endswith("refused as a likely decompression bomb")
+    assert out["peak_mib"] < 700, out
+
+
+def test_the_gzip_header_length_covers_every_optional_field(tmp_path):
+    from evalvalidity.io.ingest._source import Source
+
+    member = gzip.compress(b"q1 0 d1 1\n", mtime=0)
+    assert Source(member).header_bytes == 10
+    extra, comment = b"\0x" * 1000, b"c" * 70_000  # the comment spans two read blocks
+    fields = _with_header_fields(member, comment=comment, extra=extra)
+    assert Source(fields).header_bytes == 10 + 2 + len(extra) + len(comment) + 1
+    named = member[:3] + b"\x0a" + member[4:10] + b"name.trec\0" + b"\xab\xcd" + member[10:]
+    assert Source(named).header_bytes == 10 + 10 + 2  # FNAME and FHCRC
+    path = tmp_path / "q.gz"
+    path.write_bytes(fields)
+    assert Source(path).header_bytes == 10 + 2 + len(extra) + len(comment) + 1
+    assert read(path, kind="qrels").n_rows == 1

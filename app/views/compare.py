@@ -5,7 +5,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app import explain, state, widgets
+from app import explain, leaderboard, state, widgets
 from evalvalidity.report import charts
 
 st.title("Compare runs")
@@ -45,6 +45,7 @@ st.dataframe(
     key="c_means",
     column_config={"mean": st.column_config.NumberColumn(format="%.4f")},
 )
+leaderboard.show(cfg, result)
 st.altair_chart(
     charts.comparison_chart(
         comparison,

@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 
 from evalvalidity.analysis.check1 import builtin_check1, harness_check1
-from evalvalidity.analysis.check2 import aligned, noise_check, tied_queries
+from evalvalidity.analysis.check2 import aligned, fully_tied, noise_check, tied_queries
 from evalvalidity.analysis.headroom import headroom, power, triage
 from evalvalidity.analysis.nulls import other_nulls, rule_units
 from evalvalidity.analysis.plan import (
@@ -49,7 +49,7 @@ from evalvalidity.analysis.plan import (
     Thresholds,
     TiePolicy,
 )
-from evalvalidity.analysis.pool_size import diagnose_pool_size, infer_pool_size
+from evalvalidity.analysis.pool_size import diagnose_pool_size, infer_pool_size, run_fits_units
 from evalvalidity.analysis.pools import build_benchmark, compute_floor, quietly
 from evalvalidity.analysis.results import SCHEMA_VERSION, CheckResult, Comparison, HarnessCheck
 from evalvalidity.analysis.rules import Findings, verdict
@@ -58,6 +58,7 @@ from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import ParameterError
 from evalvalidity.io.scoring import score_run
+from evalvalidity.io.tables import conform
 
 __all__ = [
     "CheckInputs",
@@ -226,6 +227,14 @@ def check_benchmark(
     n = len(bench.qids)
     floor, floor_method = compute_floor(bench, metric, pool, rng)
     units = pool.units if pool.kind == "units" else None
+    if units is not None:
+        for name, table in (
+            (run_name, inputs.run),
+            ("the noise run", inputs.noise_run),
+            *inputs.compare.items(),
+        ):
+            if table is not None:
+                run_fits_units(table, units, name)
     if plan.units_rule is not None and inputs.run is not None:
         if units is not None:
             notes.append(
@@ -264,11 +273,18 @@ def check_benchmark(
         noise_values = aligned(scored_noise, metric, bench.qids)
         tied, _ = tied_queries(noise_run)
         tie_aware = None
+        file_order = None
         if tied and ties != "average":
             averaged = score_run(
                 noise_run, qrels, [metric], units=units, ties="average", run_name="noise run"
             )
             tie_aware = float(np.mean(aligned(averaged, metric, bench.qids)))
+        elif tied and conform(noise_run, "run").column("rank").null_count == 0:
+            # Averaging hides what the file's own order scores: score that order too.
+            own = score_run(
+                noise_run, qrels, [metric], units=units, ties="given", run_name="noise run"
+            )
+            file_order = aligned(own, metric, bench.qids)
         noise_result = noise_check(
             bench,
             floor,
@@ -281,6 +297,8 @@ def check_benchmark(
             tied,
             tie_aware,
             plan.noise_components_off or None,
+            fully_tied(noise_run) if tied else False,
+            file_order,
         )
 
     if progress:
@@ -320,8 +338,8 @@ def check_benchmark(
         progress(0.85, "Headroom, triage and power")
     head = headroom(floor, model, rng)
     table = triage(bench, floor, metric, model, noise_values, thresholds)
-    power_result = power(model, thresholds) if model is not None else None
     comparison = None
+    values: dict[str, np.ndarray] = {}
     if inputs.compare and model is not None:
         values = {run_name: model}
         for name, other in inputs.compare.items():
@@ -330,6 +348,12 @@ def check_benchmark(
         table_cmp = quietly(stats.compare_runs, values, n_resamples=10_000, rng=rng)
         comparison = Comparison(
             tuple(values), tuple(float(np.mean(v)) for v in values.values()), table_cmp
+        )
+    power_result = None
+    if model is not None:
+        second = next((name for name in values if name != run_name), None)
+        power_result = power(
+            model, thresholds, values[second] if second is not None else None, second
         )
     flat_mean = float(np.mean(model)) if model is not None else None
     adjusted_mean = None

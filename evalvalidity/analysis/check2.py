@@ -22,7 +22,7 @@ from evalvalidity.core.floors import Floor
 from evalvalidity.core.metrics import Metric
 from evalvalidity.io.tables import conform
 
-__all__ = ["aligned", "noise_check", "tied_queries"]
+__all__ = ["aligned", "fully_tied", "noise_check", "tied_queries"]
 
 
 def aligned(result: Any, metric: Metric, qids: np.ndarray) -> np.ndarray:
@@ -43,6 +43,53 @@ def tied_queries(run: pa.Table) -> tuple[int, bool]:
     return int(np.sum(distinct < rows)), bool(np.any((distinct == 1) & (rows > 1)))
 
 
+def fully_tied(run: pa.Table) -> bool:
+    """Whether every query of ``run`` with more than one row gives all its rows one score.
+
+    Examples
+    --------
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "b", "a", "b"],
+    ...                 "score": [0.5, 0.5, 0.2, 0.2]})
+    >>> fully_tied(run)
+    True
+    """
+    run = conform(run, "run")
+    qid = strings(run.column("qid"))
+    score = run.column("score").to_numpy(zero_copy_only=False)
+    key_q, qinv = np.unique(qid, return_inverse=True)
+    pairs = np.unique(np.stack([qinv.astype(np.float64), score]), axis=1)
+    distinct = np.bincount(pairs[0].astype(np.int64), minlength=len(key_q))
+    rows = np.bincount(qinv, minlength=len(key_q))
+    several = rows > 1
+    return bool(several.any() and np.all(distinct[several] == 1))
+
+
+def _leak_test(
+    values: np.ndarray, floor: Floor, thresholds: Thresholds
+) -> tuple[float, Interval, bool]:
+    """The z score against the floor, the ratio to it and whether ``values`` are a leak."""
+    expected = floor.expected
+    z = quietly(stats.z_against_floor, float(np.mean(values)), expected, floor.variance)
+    # Under the null hypothesis (the noise run is a random ranking) the per-query variance is
+    # known exactly; the sample variance of a skewed metric like RR understates it.
+    ratio = (
+        Interval.from_stats(
+            quietly(
+                stats.ratio_interval,
+                values,
+                denominator_exact=expected,
+                numerator_variance=floor.variance,
+                method="delta",
+            ),
+            positive=True,
+        )
+        if float(np.mean(expected)) > 0 and len(values) >= 2
+        else Interval(math.nan, math.nan, math.nan)
+    )
+    leak = bool(z.z >= thresholds.leak_z and ratio.low > thresholds.ratio_band[1])
+    return float(z.z), ratio, leak
+
+
 def noise_check(
     bench: Benchmark,
     floor: Floor,
@@ -55,28 +102,21 @@ def noise_check(
     tied: int = 0,
     tie_aware: float | None = None,
     components_off: tuple[str, ...] | None = None,
+    all_tied: bool = False,
+    file_order: np.ndarray | None = None,
 ) -> NoiseCheck:
-    """Check 2 on per-query values of a noise run (and of the model, when there is one)."""
+    """Check 2 on per-query values of a noise run (and of the model, when there is one).
+
+    ``file_order`` holds the noise run's per-query values in the file's own order when the
+    check averages over ties: a leak there is reported even if the averaged values are not.
+    """
     expected = floor.expected
     floor_mean = float(np.mean(expected))
     noise_mean = float(np.mean(noise))
-    z = quietly(stats.z_against_floor, noise_mean, expected, floor.variance)
-    # Under the null hypothesis (the noise run is a random ranking) the per-query variance is
-    # known exactly; the sample variance of a skewed metric like RR understates it.
-    noise_over_floor = (
-        Interval.from_stats(
-            quietly(
-                stats.ratio_interval,
-                noise,
-                denominator_exact=expected,
-                numerator_variance=floor.variance,
-                method="delta",
-            ),
-            positive=True,
-        )
-        if floor_mean > 0 and len(noise) >= 2
-        else Interval(math.nan, math.nan, math.nan)
-    )
+    noise_z, noise_over_floor, leak = _leak_test(noise, floor, thresholds)
+    file_order_leak = False
+    if file_order is not None:
+        file_order_leak = _leak_test(file_order, floor, thresholds)[2]
     model_over_noise = None
     model_over_floor = None
     model_mean = None
@@ -90,8 +130,6 @@ def noise_check(
             model_over_floor = Interval.from_stats(
                 quietly(stats.ratio_interval, model, denominator_exact=expected, method="delta")
             )
-    hi = thresholds.ratio_band[1]
-    leak = bool(z.z >= thresholds.leak_z and noise_over_floor.low > hi)
     return NoiseCheck(
         source=source,
         model=model_mean,
@@ -100,10 +138,13 @@ def noise_check(
         model_over_noise=model_over_noise,
         noise_over_floor=noise_over_floor,
         model_over_floor=model_over_floor,
-        noise_z=float(z.z),
+        noise_z=noise_z,
         leak=leak,
         per_query_noise=noise,
         tied_queries=tied,
         tie_aware_noise=tie_aware,
         components_off=components_off,
+        all_tied=all_tied,
+        file_order_noise=float(np.mean(file_order)) if file_order is not None else None,
+        file_order_leak=file_order_leak,
     )

@@ -6,7 +6,7 @@
   ``gold_ge_k``, ``gold_missing_from_pool``, ``no_gold``, ``duplicated_gold``,
   ``noise_above_floor``), in the order of each query's share of the mean floor.
 - :func:`power`: the smallest detectable difference and the queries needed for
-  ``Thresholds.delta``.
+  ``Thresholds.delta``, from the paired differences with a second run when there is one.
 """
 
 from __future__ import annotations
@@ -105,15 +105,59 @@ def headroom(floor: Floor, model: np.ndarray | None, rng: np.random.Generator) -
     return Headroom(e, c, room, share, m, mi, adjusted, in_se, bool(mi.low <= e))
 
 
-def power(model: np.ndarray, thresholds: Thresholds) -> Power | None:
-    """What ``model``'s number of queries can detect (None without per-query variance)."""
+def power(
+    model: np.ndarray,
+    thresholds: Thresholds,
+    other: np.ndarray | None = None,
+    other_name: str | None = None,
+) -> Power | None:
+    r"""What ``model``'s number of queries can detect (None without a per-query variance).
+
+    With a second run ``other`` over the same queries, the variance is that of the observed
+    paired differences :math:`d_q = m_q - o_q`, :math:`s_d^2 = \sum_q (d_q - \bar d)^2/(n-1)`,
+    which is what the paired t-test of a comparison divides by. Without one it is twice the
+    run's own variance, :math:`2 s_m^2`: the differences of two systems with the same variance
+    that are uncorrelated, an upper bound for real systems, which agree on easy and hard
+    queries (positively correlated). :attr:`Power.assumption` says which.
+
+    Examples
+    --------
+    >>> m = np.array([0.2, 0.5, 0.9, 0.4, 0.7, 0.1])
+    >>> alone = power(m, Thresholds())
+    >>> paired = power(m, Thresholds(), m - 0.05 + np.array([0.01, -0.01] * 3), "b")
+    >>> alone.queries_needed > paired.queries_needed, paired.paired_with
+    (True, 'b')
+    """
     n = len(model)
-    var = float(np.var(model, ddof=1)) if n >= 2 else 0.0
-    if n < 2 or var <= 0:
+    if n < 2:
         return None
-    # A difference between two systems has about twice the per-query variance of one system
-    # when the two are uncorrelated (an upper bound for real, positively correlated systems).
-    diff_var = 2.0 * var
+    var = float(np.var(model, ddof=1))
+    if other is not None:
+        diff_var = float(np.var(model - other, ddof=1))
+        assumption = (
+            f"the observed per-query differences with {other_name or 'the second run'}"
+            f" (variance {diff_var:.4g})"
+        )
+    else:
+        # Two uncorrelated systems of this variance: an upper bound for positively
+        # correlated ones.
+        diff_var = 2.0 * var
+        assumption = (
+            "an assumption, as there is no second run: twice this run's per-query variance, "
+            "as for an uncorrelated second system (an upper bound; pass another run for the "
+            "paired estimate)"
+        )
+    if diff_var <= 0:
+        return None
     mdd = stats.min_detectable_difference(diff_var, n)
     needed = stats.topic_set_size(thresholds.delta, diff_var)
-    return Power(n, var, float(mdd), thresholds.delta, int(needed))
+    return Power(
+        n,
+        var,
+        float(mdd),
+        thresholds.delta,
+        int(needed),
+        difference_variance=diff_var,
+        paired_with=other_name if other is not None else None,
+        assumption=assumption,
+    )

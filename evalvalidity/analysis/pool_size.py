@@ -11,14 +11,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pyarrow as pa
 
 from evalvalidity.analysis.plan import PoolSpec
-from evalvalidity.analysis.pools import Benchmark, quietly
+from evalvalidity.analysis.pools import Benchmark, quietly, strings
 from evalvalidity.analysis.results import GoldClass, InferredPoolSizeCheck
 from evalvalidity.core import floors
 from evalvalidity.core.metrics import Metric
+from evalvalidity.errors import ParameterError
 
-__all__ = ["diagnose_pool_size", "infer_pool_size"]
+__all__ = ["diagnose_pool_size", "infer_pool_size", "run_fits_units"]
 
 
 def infer_pool_size(
@@ -59,14 +61,17 @@ def infer_pool_size(
             std_error=class_se,
             judged=judged[members],
         )
+        # One query has no spread to estimate a standard error from: its class gets the
+        # point estimate and no interval (not one of zero width).
+        single = class_se is None
         classes.append(
             GoldClass(
                 int(g),
                 int(members.sum()),
                 class_mean,
                 float(np.asarray(inferred.estimate).ravel()[0]),
-                float(np.asarray(inferred.low).ravel()[0]),
-                float(np.asarray(inferred.high).ravel()[0]),
+                math.nan if single else float(np.asarray(inferred.low).ravel()[0]),
+                math.nan if single else float(np.asarray(inferred.high).ravel()[0]),
             )
         )
     estimate = float(np.asarray(whole.estimate).ravel()[0])
@@ -108,11 +113,21 @@ def diagnose_pool_size(
         )
     if chunks is not None and docs is not None:
         if pool.analytic_unit == "chunks" and n < chunks / 2:
-            text = (
-                f"Your harness counts documents (≈ {docs:,}), not chunks ({chunks:,}): "
-                f"the measured random score implies a pool of ≈ {n:,.0f}. Declare the "
-                "units map so that the analytic deduplicates too."
-            )
+            if inferred.source == "harness-output":
+                text = (
+                    f"Your harness counts documents (≈ {docs:,}), not chunks ({chunks:,}): "
+                    f"the measured random score implies a pool of ≈ {n:,.0f}. Declare the "
+                    "analytic unit documents so that the analytic deduplicates too."
+                )
+            else:
+                # The package's scorer ranks the chunks and deduplicates them to documents
+                # through the declared map: it is the analytic that counts the wrong unit.
+                text = (
+                    f"Scored through the units map, the chunks are deduplicated to documents "
+                    f"(≈ {docs:,}), but the analytic counts chunks ({chunks:,}): the measured "
+                    f"random score implies a pool of ≈ {n:,.0f}. Declare the analytic unit "
+                    "documents for a pipeline that deduplicates."
+                )
             if high < docs:
                 text += (
                     " Inferred N is below the document count: gold documents have more "
@@ -129,8 +144,9 @@ def diagnose_pool_size(
         return (
             f"The measured random score implies a pool of ≈ {n:,.0f} [{low:,.0f}, "
             f"{high:,.0f}], far below the declared {declared:,.0f}: your harness may rank a "
-            "coarser unit than the pool counts (e.g. documents after deduplicating chunks — "
-            "declare a units map), double-count hits, or the gold leaks into the ranking."
+            "coarser unit than the pool counts (e.g. documents after deduplicating chunks: "
+            "declare the pool in the unit it scores), double-count hits, or the gold leaks "
+            "into the ranking."
         )
     if low > declared * 1.5:
         return (
@@ -139,3 +155,33 @@ def diagnose_pool_size(
             "judgements), drop judged queries, or the pool is larger than declared."
         )
     return None
+
+
+def run_fits_units(run: pa.Table, units: pa.Table, run_name: str) -> None:
+    """Raise when ``run`` ranks the documents of the units map instead of its chunks.
+
+    A run deduplicated to documents already cannot be scored through the map (its ids are no
+    chunk ids); the fix is to check it against a corpus of the map's documents.
+
+    Examples
+    --------
+    >>> units = pa.table({"chunk_id": ["a#0", "a#1", "b#0"], "doc_id": ["a", "a", "b"]})
+    >>> run = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "score": [2.0, 1.0]})
+    >>> run_fits_units(run, units, "run.trec")
+    Traceback (most recent call last):
+    ...
+    evalvalidity.errors.ParameterError: run.trec ranks the units map's documents, not its chunks: 2 of its 2 ids are document ids of the map and 0 are chunk ids. Check a run of documents against a corpus of the map's 2 documents (--pool-size 2, PoolSpec(corpus_size=2)), not against the units map.
+    """
+    ids = np.unique(strings(run.column("docid")))
+    chunk_ids = strings(units.column("chunk_id"))
+    doc_ids = np.unique(strings(units.column("doc_id")))
+    as_chunks = int(np.isin(ids, chunk_ids).sum())
+    as_docs = int(np.isin(ids, doc_ids).sum())
+    if as_docs > as_chunks and as_docs >= len(ids) / 2:
+        d = len(doc_ids)
+        raise ParameterError(
+            f"{run_name} ranks the units map's documents, not its chunks: {as_docs:,} of its "
+            f"{len(ids):,} ids are document ids of the map and {as_chunks:,} are chunk ids. "
+            f"Check a run of documents against a corpus of the map's {d:,} documents "
+            f"(--pool-size {d}, PoolSpec(corpus_size={d})), not against the units map."
+        )

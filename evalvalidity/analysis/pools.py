@@ -185,6 +185,9 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
     gains = split_by_query(rel[in_pool], qindex[in_pool], n_queries)
     judged_gains = split_by_query(rel[positive_mask], qindex[positive_mask], n_queries)
     gold_docs = split_by_query(docid[in_pool], qindex[in_pool], n_queries)
+    if kind in ("corpus", "pools"):
+        # A pool smaller than the judged items holds the best-graded of them.
+        gains, gold_docs = fit_to_pool(gains, gold_docs, pool_size)
     return Benchmark(
         qids=qids.astype(object),
         pool_size=pool_size,
@@ -200,6 +203,25 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
         declared_documents=declared_documents,
         **extra,
     )
+
+
+def fit_to_pool(
+    gains: list[np.ndarray], docs: list[np.ndarray], pool_size: np.ndarray
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each query's in-pool grades and ids, best grade first, cut to its pool size.
+
+    Examples
+    --------
+    >>> gains, docs = fit_to_pool([np.array([1, 3, 2])], [np.array(["a", "b", "c"])], np.array([2]))
+    >>> gains[0].tolist(), docs[0].tolist()
+    ([3, 2], ['b', 'c'])
+    """
+    fitted_gains, fitted_docs = [], []
+    for grades, ids, size in zip(gains, docs, pool_size.tolist(), strict=True):
+        order = np.argsort(-grades, kind="stable")[:size]
+        fitted_gains.append(grades[order])
+        fitted_docs.append(ids[order])
+    return fitted_gains, fitted_docs
 
 
 def split_by_query(values: np.ndarray, query: np.ndarray, n_queries: int) -> list[np.ndarray]:

@@ -107,7 +107,12 @@ class HarnessCheck:
 
 @dataclass(frozen=True)
 class NoiseCheck:
-    """Check 2: a model run against a noise run (or a live noise test)."""
+    """Check 2: a model run against a noise run (or a live noise test).
+
+    ``all_tied``: every query's scores are all equal, so the order is the tie-breaking's alone.
+    ``file_order_noise`` and ``file_order_leak``: under ``ties="average"``, what the file's own
+    order (its rank column) scores, and whether that would be a leak.
+    """
 
     source: str  # "noise-run" or "live"
     model: float | None
@@ -122,6 +127,9 @@ class NoiseCheck:
     tied_queries: int = 0
     tie_aware_noise: float | None = None
     components_off: tuple[str, ...] | None = None
+    all_tied: bool = False
+    file_order_noise: float | None = None
+    file_order_leak: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,7 +178,12 @@ class Headroom:
 
 @dataclass(frozen=True)
 class Power:
-    """What the benchmark can detect."""
+    """What the benchmark can detect.
+
+    ``difference_variance`` is the per-query variance of the paired differences the figures
+    rest on: observed against ``paired_with`` when a second run was given, else assumed;
+    ``assumption`` says which, in words.
+    """
 
     n_queries: int
     per_query_variance: float
@@ -179,6 +192,9 @@ class Power:
     queries_needed: int
     alpha: float = 0.05
     power: float = 0.8
+    difference_variance: float = float("nan")
+    paired_with: str | None = None
+    assumption: str = ""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -181,14 +182,40 @@ def _noise_numbers(f: Findings) -> dict[str, Any]:
 
 
 def _leak_words(f: Findings) -> dict[str, Any]:
-    cause = (
-        "it states that BM25 and rerankers were off, so look at tie-breaking and the gold"
-        if f.noise_check.components_off
-        else "BM25 or a reranker left on in a hybrid pipeline, or ties broken by an "
-        "ID order that favours gold; the run's metadata does not say which "
-        "components were off"
-    )
+    c = f.noise_check
+    if c.all_tied:
+        aware = c.tie_aware_noise
+        cause = (
+            "its scores are all equal within each query, so its order is the tie-breaking's "
+            "alone: a tie leak (ties broken by an ID order that favours gold)"
+            + (f"; averaged over the orders of the ties it scores {aware:.4g}" if aware else "")
+        )
+    elif c.components_off:
+        cause = "it states that BM25 and rerankers were off, so look at tie-breaking and the gold"
+    else:
+        cause = (
+            "BM25 or a reranker left on in a hybrid pipeline, or ties broken by an "
+            "ID order that favours gold; the run's metadata does not say which "
+            "components were off"
+        )
     return {"label": f.label, "cause": cause}
+
+
+def _file_order_numbers(f: Findings) -> dict[str, Any]:
+    c = f.noise_check
+    return {"noise": c.noise, "floor": c.floor, "file_order_noise": c.file_order_noise}
+
+
+def _file_order_words(f: Findings) -> dict[str, Any]:
+    c = f.noise_check
+    order = c.file_order_noise or 0.0
+    return {
+        "label": f.label,
+        "times": order / c.floor if c.floor > 0 else math.inf,
+        "how": "its scores are all equal within each query"
+        if c.all_tied
+        else f"it has tied scores in {c.tied_queries:,} quer{'y' if c.tied_queries == 1 else 'ies'}",
+    }
 
 
 def _above_floor(f: Findings) -> bool:
@@ -306,6 +333,19 @@ RULES: tuple[Rule, ...] = (
         _leak_words,
     ),
     Rule(
+        "noise_tie_leak",
+        "broken",
+        "The {label}'s own order scores {file_order_noise:.4g}, {times:.1f}× its floor "
+        "({floor:.4g}), through its ties alone: {how}, and averaged over the orders of each "
+        "tied group (ties='average', what this check scores) it is {noise:.4g}. Whatever "
+        "ordered the file broke the ties in favour of gold: a tie leak.",
+        "leak_z",
+        "noise",
+        lambda f: f.noise_check.file_order_leak and not f.noise_check.leak,
+        _file_order_numbers,
+        _file_order_words,
+    ),
+    Rule(
         "noise_above_floor",
         "warning",
         "The {label} sits above its floor ({interval} × the floor, z = {z:.1f}).",
@@ -349,13 +389,29 @@ RULES: tuple[Rule, ...] = (
         lambda f: {"label": f.label, "ratio_text": _model_over_noise(f).format(1)},
     ),
     Rule(
+        "model_below_floor",
+        "warning",
+        "The model ({model:.4g}, 95 % interval [{low:.4g}, {high:.4g}]) is significantly "
+        "worse than a random ranker (floor {floor:.4g}): check that the run's IDs match the "
+        "judgements.",
+        None,
+        "model",
+        lambda f: _below_floor(f),
+        lambda f: {
+            "model": f.headroom.model,
+            "floor": f.headroom.floor,
+            "low": _model_interval(f).low,
+            "high": _model_interval(f).high,
+        },
+    ),
+    Rule(
         "model_at_floor",
         "warning",
         "The model ({model:.4g}) is not distinguishable from its floor ({floor:.4g}): check "
         "that the run's IDs match the judgements.",
         None,
         "model",
-        lambda f: f.headroom.at_or_below_floor,
+        lambda f: f.headroom.at_or_below_floor and not _below_floor(f),
         lambda f: {"model": f.headroom.model, "floor": f.headroom.floor},
     ),
     Rule(
@@ -402,6 +458,18 @@ RULES: tuple[Rule, ...] = (
         _query_words(_pool_small),
     ),
 )
+
+
+def _model_interval(f: Findings) -> Any:
+    value = f.headroom.model_interval
+    assert value is not None
+    return value
+
+
+def _below_floor(f: Findings) -> bool:
+    """The model's interval lies wholly below its floor."""
+    interval = f.headroom.model_interval
+    return interval is not None and interval.high < f.headroom.floor
 
 
 def _model_over_noise(f: Findings) -> Any:

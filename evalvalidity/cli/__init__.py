@@ -34,6 +34,7 @@ _COMMAND_MODULES = (
     "datasets",
     "random_runs",
     "check",
+    "suite",
     "report",
     "app",
 )
@@ -74,16 +75,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
+    if sys.stdout is None:  # started with standard output closed (`>&-`)
+        print(
+            f"evalvalidity {args.command}: error: Cannot write to standard output: it is closed.",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a full or closed output fails here, not after the exit code is set
+        return code
     except EvalValidityError as exc:
-        print(f"evalvalidity {args.command}: error: {exc}", file=sys.stderr)
+        from evalvalidity.cli._common import error_text
+
+        print(
+            f"evalvalidity {args.command}: error: {error_text(exc, args.command)}", file=sys.stderr
+        )
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `evalvalidity score ... | head`
         return EXIT_OK
+    except OSError as exc:  # standard output on a full disk, /dev/full, ...
+        from evalvalidity.io.atomic import storage_error
+
+        action = f"use {exc.filename}" if exc.filename else "write the output"
+        print(f"evalvalidity {args.command}: error: {storage_error(action, exc)}", file=sys.stderr)
+        _discard_stdout()
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _discard_stdout() -> None:
+    """Point standard output at /dev/null, so that the flush at exit does not fail again."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,23 +4,36 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from evalvalidity.errors import ParameterError
+from evalvalidity.io.atomic import StorageError, atomic_write
 
 __all__ = [
     "add_pool_arguments",
     "add_workspace_argument",
+    "check_line_field",
     "dataset_ref",
+    "error_text",
+    "escape_text",
     "load_table",
     "pool_declaration_from_args",
     "pool_from_args",
     "progress_printer",
     "run_display_name",
+    "write_output_file",
 ]
+
+# C0 controls, DEL, C1 controls, the Unicode line and paragraph separators, the bidirectional
+# overrides and isolates (which reorder what a terminal shows), and lone surrogates (which a
+# UTF-8 terminal cannot even encode).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def add_workspace_argument(parser: argparse.ArgumentParser) -> None:
@@ -127,8 +140,16 @@ def pool_from_args(args: argparse.Namespace, *, required: bool) -> Any:
 
 
 def run_display_name(spec: str) -> str:
-    """The name a run is shown under: its file name without folders."""
-    return os.path.basename(os.fspath(spec)) or spec
+    r"""The name a run is shown under: its file name without folders, as valid text.
+
+    A file name whose bytes are not UTF-8 reaches Python holding lone surrogates, which no
+    table, chart or report can hold; each undecodable byte is shown as U+FFFD.
+
+    >>> run_display_name("runs/bm25.trec"), run_display_name("runs/b\udce9m.trec")
+    ('bm25.trec', 'b\ufffdm.trec')
+    """
+    name = os.path.basename(os.fspath(spec)) or spec
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def progress_printer(enabled: bool) -> Any:
@@ -142,3 +163,130 @@ def progress_printer(enabled: bool) -> Any:
             print(file=sys.stderr)
 
     return show
+
+
+def _escape_one(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_text(text: object) -> str:
+    r"""``text`` with every character that would act on a terminal written as an escape.
+
+    Line breaks, tabs, escape sequences, other control characters, bidirectional overrides and
+    lone surrogates become ``\n``, ``\t``, ``\x1b``, ``\u202e``, ... so that a query id
+    or a file name can neither forge a line nor recolour, move or hide what a person reads. A
+    backslash is left as it is: the output is for reading, not for parsing back.
+
+    Examples
+    --------
+    >>> escape_text("q1\n\x1b[31mred\tx")
+    'q1\\n\\x1b[31mred\\tx'
+    >>> print(escape_text("caf\u00e9 \u202egnp.exe \ud800"))
+    café \u202egnp.exe \ud800
+    """
+    return _UNSAFE.sub(_escape_one, str(text))
+
+
+def check_line_field(value: str, what: str, output: str) -> str:
+    r"""``value``, unless it would break a line of an output (whitespace, a control character).
+
+    Raises
+    ------
+    ParameterError
+        Naming the value (escaped) and the output format.
+
+    Examples
+    --------
+    >>> check_line_field("q1", "query id", "--format trec")
+    'q1'
+    >>> check_line_field("q1\nall", "query id", "--format trec")
+    Traceback (most recent call last):
+    ...
+    evalvalidity.errors.ParameterError: The query id 'q1\nall' holds whitespace or a ... json.
+    """
+    if _UNSAFE.search(value) or any(char.isspace() for char in value):
+        raise ParameterError(
+            f"The {what} '{escape_text(value)}' holds whitespace or a control character, which "
+            f"would break a line of {output}; use --format json."
+        )
+    return value
+
+
+def write_output_file(path: str | os.PathLike[str], text: str) -> Path:
+    """Write an output file of the command line whole, or leave the old one as it was.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file; its folder must exist.
+    text : str
+        The whole content (written as UTF-8).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    StorageError
+        When ``path`` is a folder, its folder is missing, or the write fails (a full disk says
+        so); the old file is then untouched.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     write_output_file(Path(folder) / "missing" / "check.json", "{}")
+    Traceback (most recent call last):
+    ...
+    evalvalidity.io.atomic.StorageError: Cannot write .../missing/check.json: the folder .../missing does not exist.
+    """
+    target = Path(path)
+    shown = escape_text(os.fspath(path))  # as given: "out/." stays "out/."
+    if target.is_dir():
+        raise StorageError(f"Cannot write {shown}: it is a folder; give a file name.")
+    folder = target.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise StorageError(
+            f"Cannot write {shown}: the folder "
+            f"{escape_text(os.path.dirname(os.fspath(path)) or '.')} {what}."
+        )
+    if target.exists() and not target.is_file():
+        raise StorageError(f"Cannot write {shown}: it is not a regular file.")
+    return atomic_write(target, text)
+
+
+_LIBRARY_HINT = "pass drop_bad_rows=True (--drop-bad-rows) to keep only the good rows."
+
+
+def error_text(exc: BaseException, command: str) -> str:
+    r"""The message of ``exc`` as ``command`` shows it: each line escaped, hints that fit it.
+
+    The library's hint about bad rows names the ``drop_bad_rows`` argument; ``ingest`` takes
+    it as ``--drop-bad-rows``, the other commands read files as they are, so they point at
+    ``ingest``.
+
+    Examples
+    --------
+    >>> print(error_text(ValueError("q\x1b[2J\nFix the file, or " + _LIBRARY_HINT), "score"))
+    q\x1b[2J
+    Fix the file, or ingest it with `evalvalidity ingest --drop-bad-rows` and give the ...
+    """
+    text = str(exc)
+    if getattr(exc, "n_rejected", None) == 1 and _LIBRARY_HINT not in text:
+        text += "\nFix the file, or " + _LIBRARY_HINT
+    if _LIBRARY_HINT in text:
+        hint = (
+            "pass --drop-bad-rows to keep only the good rows."
+            if command == "ingest"
+            else "ingest it with `evalvalidity ingest --drop-bad-rows` and give the dataset's "
+            "name instead of the file."
+        )
+        text = text.replace(_LIBRARY_HINT, hint)
+    return "\n".join(escape_text(line) for line in text.split("\n"))

@@ -102,7 +102,46 @@ def register(subparsers: Any) -> None:
         help="verdicts that fail the gate: broken (default), warning (warning or broken) or never",
     )
     parser.add_argument("--output", "-o", metavar="FILE", help="also write the output to FILE")
+    add_decision_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_decision_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of correlated queries, the regression gate and the history."""
+    group = parser.add_argument_group("decisions")
+    group.add_argument(
+        "--groups",
+        metavar="FILE|shared-gold",
+        help="query groups (qid, group; tab or comma): queries of a group are not independent, "
+        "so intervals, tests and power use the groups; 'shared-gold' groups queries that share "
+        "gold documents",
+    )
+    group.add_argument(
+        "--baseline",
+        metavar="PREVIOUS.json",
+        help="regression gate: compare the run with a recorded check (check --format json); "
+        "exit 1 when it fell by more than the allowed drop",
+    )
+    group.add_argument(
+        "--allowed-drop",
+        action="append",
+        metavar="[METRIC=]DROP",
+        help="the fall tolerated by --baseline, in the metric's units or as a percentage of the "
+        "baseline (5%%); repeat for several metrics (default 0)",
+    )
+    group.add_argument(
+        "--sequential",
+        action="store_true",
+        help="with --baseline: decide by an anytime-valid confidence sequence over the queries "
+        "in order (valid however early you stop)",
+    )
+    group.add_argument(
+        "--history",
+        metavar="LABEL",
+        nargs="?",
+        const="",
+        help="record this check (with an optional label) in the workspace's history",
+    )
 
 
 #: The arguments a saved plan replaces, with their defaults.
@@ -194,30 +233,132 @@ def plan_from_args(args: argparse.Namespace) -> Any:
     )
 
 
-def result_from_args(args: argparse.Namespace, progress: Any = None) -> Any:
-    """Build the plan the arguments describe (saving it with --save-plan) and run it."""
-    from evalvalidity.analysis.check import check_benchmark
-    from evalvalidity.io.atomic import atomic_write
+def saved_plan_from_args(args: argparse.Namespace) -> Any:
+    """The plan the arguments describe, written to ``--save-plan`` first when given."""
+    from evalvalidity.cli._common import write_output_file
 
     plan = plan_from_args(args)
     if getattr(args, "save_plan", None):
-        atomic_write(args.save_plan, plan.to_json() + "\n")
+        write_output_file(args.save_plan, plan.to_json() + "\n")
+    return plan
+
+
+def result_from_args(args: argparse.Namespace, progress: Any = None) -> Any:
+    """Build the plan the arguments describe (saving it with --save-plan) and run it."""
+    from evalvalidity.analysis.check import check_benchmark
+
+    plan = saved_plan_from_args(args)
     return check_benchmark(plan, workspace=getattr(args, "workspace", None), progress=progress)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the check, print it, and gate on the verdict."""
+def _decisions(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """Run the check with the decision options: (result, {key: object}) for the records."""
+    import json
+
+    from evalvalidity.analysis import compare, gate
+    from evalvalidity.analysis.check import check_benchmark, load_inputs
+    from evalvalidity.io.groups import read_groups
+
+    if (args.allowed_drop or args.sequential) and not args.baseline:
+        raise ParameterError("--allowed-drop and --sequential go with --baseline PREVIOUS.json.")
+    baseline = None
+    if args.baseline:
+        try:
+            with open(args.baseline, encoding="utf-8") as handle:
+                record = json.load(handle)
+        except OSError as exc:
+            raise ParameterError(f"Cannot read {args.baseline!r}: {exc.strerror}.") from exc
+        except ValueError as exc:
+            raise ParameterError(f"{args.baseline} is not JSON: {exc}.") from exc
+        baseline = gate.baseline_from_record(record, args.baseline)
+    groups = read_groups(args.groups) if args.groups and args.groups != "shared-gold" else None
+    plan = saved_plan_from_args(args)
+    workspace = getattr(args, "workspace", None)
+    inputs = load_inputs(plan, workspace)
+    progress = progress_printer(args.format == "text")
+    result = check_benchmark(plan, inputs, progress=progress)
+    extras: dict[str, Any] = {}
+    clusters = None
+    if args.groups:
+        clusters = compare.query_clusters(
+            result.queries.qid, groups=groups, qrels=inputs.qrels if groups is None else None
+        )
+        extras["clustered"] = compare.clustered_stats(result, clusters)
+    if inputs.compare and result.run_name is not None:
+        values = compare.check_scores(plan, inputs, result)
+        extras["leaderboard"] = compare.run_leaderboard(
+            result, values, clusters=clusters, seed=plan.seed
+        )
+    if baseline is not None:
+        mean = baseline.mean if baseline.mean is not None else 0.0
+        drop = gate.parse_allowed_drop(args.allowed_drop, result.metric.name, mean)
+        extras["gate"] = gate.regression_gate(
+            baseline, result, allowed_drop=drop, clusters=clusters, sequential=args.sequential
+        )
+    return result, extras
+
+
+def _record(result: Any, extras: dict[str, Any]) -> dict[str, Any]:
     from evalvalidity.report import records as report
 
-    result = result_from_args(args, progress=progress_printer(args.format == "text"))
+    record = report.to_dict(result)
+    if "clustered" in extras:
+        record["clustered"] = report.clustered_to_dict(extras["clustered"])
+    if "leaderboard" in extras:
+        record["leaderboard"] = report.leaderboard_to_dict(*extras["leaderboard"])
+    if "gate" in extras:
+        record["gate"] = report.gate_to_dict(extras["gate"])
+    return record
+
+
+def _extra_text(extras: dict[str, Any], markdown: bool) -> str:
+    from evalvalidity.report import records as report
+
+    text = ""
+    stats = extras.get("clustered")
+    if "clustered" in extras:
+        if stats is None:
+            text += "  clustered: too few clusters (or constant scores) for a clustered interval\n"
+        else:
+            text += (
+                f"{'- ' if markdown else '  '}clustered ({stats.source}, {stats.n_clusters:,} "
+                f"clusters): mean {stats.mean:.4g} [{stats.low:.4g}, {stats.high:.4g}] (naive "
+                f"[{stats.naive_low:.4g}, {stats.naive_high:.4g}]), design effect "
+                f"{stats.design_effect:.3g}, smallest detectable difference "
+                f"{stats.min_detectable_difference:.3g} (naive "
+                f"{stats.naive_min_detectable_difference:.3g}); {stats.queries_needed:,} "
+                f"queries like these to detect {stats.delta:g}\n"
+            )
+    if "leaderboard" in extras and not markdown:
+        text += report.leaderboard_to_text(extras["leaderboard"][0])
+    if "gate" in extras:
+        gate = extras["gate"]
+        text += "\n" + (report.gate_to_markdown(gate) if markdown else report.gate_to_text(gate))
+    return text
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the check, print it, and gate on the verdict (and on the baseline)."""
+    from evalvalidity.io.history import record_check
+    from evalvalidity.io.workspace import default_path
+    from evalvalidity.report import records as report
+
+    result, extras = _decisions(args)
+    record = _record(result, extras)
     if args.format == "json":
-        text = report.to_json(result) + "\n"
+        import json
+
+        text = json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     elif args.format == "markdown":
-        text = report.to_markdown(result)
+        text = report.to_markdown(result) + _extra_text(extras, True)
     else:
-        text = report.to_text(result)
-    sys.stdout.write(text)
+        text = report.to_text(result) + _extra_text(extras, False)
+    if args.history is not None:
+        record_check(args.workspace or default_path(), record, label=args.history or None)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    return 1 if result.verdict in _GATES[args.fail_on] else 0
+        from evalvalidity.cli._common import write_output_file
+
+        write_output_file(args.output, text)
+    sys.stdout.write(text)
+    regressed = "gate" in extras and extras["gate"].regressed
+    return 1 if result.verdict in _GATES[args.fail_on] or regressed else 0

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from evalvalidity.cli._common import escape_text
 from evalvalidity.io.workspace import DatasetInfo, Workspace, default_path
 
 __all__ = ["register", "run"]
@@ -57,10 +58,10 @@ def register(subparsers: Any) -> None:
 
 
 def _row(info: DatasetInfo) -> str:
-    private = f"  [private: {info.owner}]" if info.owner is not None else ""
+    private = f"  [private: {escape_text(info.owner)}]" if info.owner is not None else ""
     return (
-        f"{info.name:<24} {info.kind:<11} {info.format:<9} {info.n_rows:>12,} rows"
-        f"  {info.created}  {info.source_name}{private}"
+        f"{escape_text(info.name):<24} {info.kind:<11} {info.format:<9} {info.n_rows:>12,} rows"
+        f"  {info.created}  {escape_text(info.source_name)}{private}"
     )
 
 
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps([d.to_json() for d in datasets], indent=1))
         elif not datasets:
-            print(f"no datasets in {workspace.path}")
+            print(f"no datasets in {escape_text(workspace.path)}")
         else:
             for info in datasets:
                 print(_row(info))
@@ -85,9 +86,9 @@ def run(args: argparse.Namespace) -> int:
             for key, value in info.to_json().items():
                 if key in ("rejected", "warnings"):
                     for item in value:
-                        print(f"{key:<13} {item}")
+                        print(f"{key:<13} {escape_text(item)}")
                 else:
-                    print(f"{key:<13} {value}")
+                    print(f"{key:<13} {escape_text(value)}")
     elif action == "rename":
         info = workspace.rename(args.old, args.new)
         print(

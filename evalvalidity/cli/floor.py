@@ -48,20 +48,26 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--gains", metavar="3,2,1", help="grades of the relevant items in the pool, for nDCG"
     )
+    parser.add_argument(
+        "--judged-gains",
+        metavar="3,2,2,1",
+        help="grades of every judged relevant item, in the pool or not, for nDCG's ideal DCG "
+        "(default: --gains; with judged items outside the pool give these, not --judged)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run)
 
 
-def _parse_gains(text: str) -> list[int]:
+def _parse_gains(text: str, option: str = "--gains") -> list[int]:
     try:
         gains = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise ParameterError(
-            f"--gains must be comma-separated whole numbers such as 3,2,1. Got {text!r} instead."
+            f"{option} must be comma-separated whole numbers such as 3,2,1. Got {text!r} instead."
         ) from None
     if not gains or min(gains) < 1:
         raise ParameterError(
-            f"--gains must list the grades (>= 1) of the relevant items. Got {text!r} instead."
+            f"{option} must list the grades (>= 1) of the relevant items. Got {text!r} instead."
         )
     return gains
 
@@ -82,18 +88,40 @@ def run(args: argparse.Namespace) -> int:
             f"--gains lists {len(gains)} grades but --gold is {gold}; give one grade per "
             "relevant item in the pool."
         )
+    judged_gains = (
+        _parse_gains(args.judged_gains, "--judged-gains") if args.judged_gains is not None else None
+    )
+    judged = args.judged
+    if judged_gains is not None:
+        if gains is None:
+            raise ParameterError(
+                "--judged-gains needs --gains, the grades of the relevant items in the pool."
+            )
+        if judged is None:
+            judged = len(judged_gains)
+        elif judged != len(judged_gains):
+            raise ParameterError(
+                f"--judged-gains lists {len(judged_gains)} grades but --judged is {judged}; "
+                "give one grade per judged relevant item."
+            )
+    elif gains is not None and judged is not None and judged != gold:
+        raise ParameterError(
+            f"With --gains and --judged {judged} > --gold {gold}, give the grades of every "
+            "judged relevant item with --judged-gains (the ideal DCG needs them)."
+        )
     floor = noise_floor(
         metric,
         np.array([args.pool_size]),
         np.array([gold]),
-        judged=None if args.judged is None else np.array([args.judged]),
+        judged=None if judged is None else np.array([judged]),
         gains=None if gains is None else [np.array(gains)],
+        judged_gains=None if judged_gains is None else [np.array(judged_gains)],
     )
     record = {
         "metric": metric.name,
         "pool_size": args.pool_size,
         "gold": gold,
-        "judged": args.judged if args.judged is not None else gold,
+        "judged": judged if judged is not None else gold,
         "expected": float(floor.expected[0]),
         "std": float(floor.std[0]),
         "ceiling": float(floor.ceiling[0]),
@@ -104,12 +132,14 @@ def run(args: argparse.Namespace) -> int:
     }
     if gains is not None:
         record["gains"] = gains
+    if judged_gains is not None:
+        record["judged_gains"] = judged_gains
     if args.json:
         print(json.dumps(record, indent=2))
         return 0
     print(
         f"{metric.name} with N={args.pool_size}, G={gold}"
-        + (f", R={args.judged}" if args.judged is not None else "")
+        + (f", R={judged}" if judged is not None else "")
     )
     print(f"  expected  {record['expected']:.6g}")
     print(f"  std       {record['std']:.6g}")

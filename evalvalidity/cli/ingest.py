@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from evalvalidity.io.ingest import FORMATS, KINDS, RejectedRowsError
+from evalvalidity.cli._common import escape_text
+from evalvalidity.io.ingest import FORMATS, KINDS
 from evalvalidity.io.workspace import Workspace, default_path
 
 __all__ = ["register", "run"]
@@ -42,22 +42,14 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Ingest ``args.file``; returns the exit code."""
     workspace = Workspace(args.workspace)
-    try:
-        info = workspace.add(
-            args.file,
-            kind=args.kind,
-            format=args.format,
-            name=args.name,
-            drop_bad_rows=args.drop_bad_rows,
-            owner=args.owner,
-        )
-    except RejectedRowsError as exc:
-        if exc.n_rejected == 1:
-            print(
-                "evalvalidity ingest: pass --drop-bad-rows to keep the good rows without it",
-                file=sys.stderr,
-            )
-        raise
+    info = workspace.add(
+        args.file,
+        kind=args.kind,
+        format=args.format,
+        name=args.name,
+        drop_bad_rows=args.drop_bad_rows,
+        owner=args.owner,
+    )
     if args.json:
         print(json.dumps(info.to_json(), indent=1))
         return 0
@@ -67,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         f", {info.n_rejected:,} dropped"
     )
     for line, reason in info.rejected:
-        print(f"  dropped line {line}: {reason}")
+        print(f"  dropped line {line}: {escape_text(reason)}")
     for warning in info.warnings:
-        print(f"  note: {warning}")
+        print(f"  note: {escape_text(warning)}")
     return 0

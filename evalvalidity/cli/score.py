@@ -12,6 +12,8 @@ import numpy as np
 from evalvalidity.cli._common import (
     add_pool_arguments,
     add_workspace_argument,
+    check_line_field,
+    escape_text,
     load_table,
     pool_from_args,
     run_display_name,
@@ -111,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.format == "trec":
         _, result = results[0]
+        if args.per_query:  # refuse before the first line is written
+            for qid in result.qids.tolist():
+                check_line_field(str(qid), "query id", "--format trec")
         for metric in metrics:
             label = metric.report_name
             if args.per_query:
@@ -155,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         }
         out.write(json.dumps(record, indent=2) + "\n")
         return 0
+    results = [(escape_text(name), result) for name, result in results]
     width = max(12, *(len(name) for name, _ in results))
     header = f"{'run':<{width}}  {'metric':<14} {'score':>8}"
     if floors is not None:
@@ -172,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         if args.per_query:
             for i, qid in enumerate(result.qids.tolist()):
                 values = "  ".join(f"{m.name}={result.values[m.name][i]:.4f}" for m in metrics)
-                out.write(f"    {qid}  {values}\n")
+                out.write(f"    {escape_text(qid)}  {values}\n")
         notes = []
         if result.unranked_qids:
             verb = "left out" if unranked == "skip" else "scored 0"

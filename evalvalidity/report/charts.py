@@ -170,6 +170,7 @@ def ratio_gauge(
     reference: float = 1.0,
     subtitle: str | Sequence[str] | None = None,
     axis_title: str = "ratio (log scale)",
+    one_sided: bool = False,
 ) -> alt.LayerChart:
     """A ratio with its 95 % interval against the band where it passes.
 
@@ -194,6 +195,12 @@ def ratio_gauge(
         Lines under the title.
     axis_title : str
         The x axis' title.
+    one_sided : bool, default False
+        The rule fails only above ``band[1]`` (Check 2's leak): the pass band is shaded from
+        the axis' left edge up to ``band[1]``.
+
+    An interval whose low end is 0 (or below) has no place on a log axis: it is not drawn, and
+    the label gives its ends.
 
     Returns
     -------
@@ -222,6 +229,7 @@ def ratio_gauge(
         )
     lo_end = min(band[0], estimate, low if _finite(low) and low > 0 else estimate) / 1.6
     hi_end = max(band[1], estimate, high if _finite(high) else estimate) * 1.6
+    drawn = _finite(low) and low > 0 and _finite(high)
     shown_low = low if _finite(low) and low > lo_end else lo_end
     shown_high = high if _finite(high) and high < hi_end else hi_end
     colour = PALETTE["green"] if passed else PALETTE["vermillion"]
@@ -233,11 +241,14 @@ def ratio_gauge(
                 "estimate": estimate,
                 "low": shown_low,
                 "high": shown_high,
-                "band_low": band[0],
+                "band_low": lo_end if one_sided else band[0],
                 "band_high": band[1],
                 "reference": reference,
-                "label": f"{estimate:.2f}× [{_fmt(low, 3)}, {_fmt(high, 3)}] — {status}",
-                "band_label": f"pass band {band[0]:g}–{band[1]:g}×",
+                "label": f"{estimate:.2f}× [{_fmt(low, 3)}, {_fmt(high, 3)}] — {status}"
+                + ("" if drawn else " (interval reaches 0: not drawn)"),
+                "band_label": f"passes up to {band[1]:g}×"
+                if one_sided
+                else f"pass band {band[0]:g}–{band[1]:g}×",
             }
         ]
     )
@@ -272,9 +283,8 @@ def ratio_gauge(
     text = base.mark_text(
         align=align, baseline="top", fontSize=12, fontWeight="bold", color=colour
     ).encode(x="estimate:Q", y=alt.value(4), text="label:N")
-    return _layered(
-        [shaded, band_text, ref, interval, point, text], height=70, title=_title(title, subtitle)
-    )
+    layers = [shaded, band_text, ref, *([interval] if drawn else []), point, text]
+    return _layered(layers, height=70, title=_title(title, subtitle))
 
 
 # ----------------------------------------------------------------------------- headroom
@@ -1337,6 +1347,7 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
     >>> sorted(result_charts(result))[:3]
     ['check1_distribution', 'check1_gauge', 'floor_share']
     """
+    from evalvalidity.analysis.plan import Thresholds
     from evalvalidity.report import records as report
 
     out: dict[str, Chart] = {}
@@ -1356,6 +1367,8 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
         )
     live = result.live or result.noise
     if live is not None:
+        # The leak rule is one-sided: it fails only above the band's upper end.
+        band = (result.plan.thresholds if result.plan is not None else Thresholds()).ratio_band
         nf = live.noise_over_floor
         if _finite(nf.estimate) and nf.estimate > 0:
             extra = (
@@ -1368,6 +1381,8 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
                 nf.low,
                 nf.high,
                 passed=not live.leak,
+                band=band,
+                one_sided=True,
                 title="Check 2: noise run / exact floor",
                 subtitle=[
                     f"Vectors replaced by noise: {live.noise:.4g} against a floor of "

@@ -23,12 +23,15 @@ from __future__ import annotations
 import html
 import math
 import os
+import re
+import shutil
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from evalvalidity.errors import ParameterError
-from evalvalidity.io.atomic import atomic_write
+from evalvalidity.io.atomic import StorageError, fsync_path, storage_error
 from evalvalidity.report import records as report
 from evalvalidity.report.charts import PALETTE, VERDICT_COLOURS, result_charts
 
@@ -45,7 +48,15 @@ __all__ = [
     "render_html",
     "report_zip",
     "write_report",
+    "xml_safe",
 ]
+
+# What XML 1.0 forbids (C0 controls but tab, line feed and carriage return; lone surrogates;
+# U+FFFE and U+FFFF): vl-convert aborts the whole process on any of them in a chart's text.
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+# The files of a report folder: only a folder holding nothing else is replaced by a new report.
+_REPORT_FILES: Final = frozenset({"report.html", "check.json", "summary.md", "charts"})
 
 #: What each chart shows, in the report's words (keys of ``result_charts``).
 CHART_CAPTIONS: Final[dict[str, str]] = {
@@ -98,8 +109,42 @@ figure svg { width: 100%; max-width: 860px; height: auto; }
 """
 
 
+def _xml_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def xml_safe(value: Any) -> Any:
+    r"""``value`` with every character XML forbids, in every string and key, written as an escape.
+
+    Applied to a chart's whole specification (its data, titles, labels, tooltips) before
+    vl-convert renders it, and to every text of the HTML page: a query id holding NUL, ESC,
+    a form feed, a lone surrogate, U+FFFE or U+FFFF then shows as ``\x00``, ``\x1b``,
+    ``\x0c``, ``\ud800``, ``\ufffe``, ``\uffff`` instead of aborting the renderer.
+
+    Parameters
+    ----------
+    value : str, list, tuple, dict or any other value
+        Containers are rebuilt; values other than strings are returned as they are.
+
+    Examples
+    --------
+    >>> xml_safe({"title": "q\x00\x0c", "data": [{"id\x1b": "d\ud800", "n": 3}]})
+    {'title': 'q\\x00\\x0c', 'data': [{'id\\x1b': 'd\\ud800', 'n': 3}]}
+    >>> xml_safe("tab\tand line\nare allowed")
+    'tab\tand line\nare allowed'
+    """
+    if isinstance(value, str):
+        return _XML_FORBIDDEN.sub(_xml_char, value)
+    if isinstance(value, dict):
+        return {xml_safe(key): xml_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [xml_safe(item) for item in value]
+    return value
+
+
 def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(xml_safe(str(value)), quote=True)
 
 
 def _num(value: float | None, digits: int = 4) -> str:
@@ -122,7 +167,7 @@ def chart_svg(chart: alt.Chart | alt.LayerChart) -> str:
     """
     import vl_convert as vlc
 
-    return str(vlc.vegalite_to_svg(chart.to_dict(), allowed_base_urls=[]))
+    return str(vlc.vegalite_to_svg(xml_safe(chart.to_dict()), allowed_base_urls=[]))
 
 
 def chart_svg_bytes(chart: alt.Chart | alt.LayerChart) -> bytes:
@@ -155,7 +200,8 @@ def chart_png(chart: alt.Chart | alt.LayerChart, *, scale: float = 2.0) -> bytes
         )
     import vl_convert as vlc
 
-    return bytes(vlc.vegalite_to_png(chart.to_dict(), scale=float(scale), allowed_base_urls=[]))
+    spec = xml_safe(chart.to_dict())
+    return bytes(vlc.vegalite_to_png(spec, scale=float(scale), allowed_base_urls=[]))
 
 
 def _key_numbers(result: CheckResult) -> list[tuple[str, str]]:
@@ -383,14 +429,21 @@ def _strip_xml_declaration(svg: str) -> str:
 def write_report(
     result: CheckResult, out_dir: str | os.PathLike[str], *, title: str = "Benchmark health report"
 ) -> list[Path]:
-    """Write the report, the chart images, the JSON and the Markdown into ``out_dir``.
+    """Write the report, the chart images, the JSON and the Markdown into ``out_dir``, whole.
+
+    Everything is written into a hidden folder beside ``out_dir``, synced, and then put in
+    place of ``out_dir`` by rename (an atomic exchange with the old report where the system
+    has one): ``out_dir`` is a whole report, the old one or the new one, never a mixture (no
+    chart of an earlier report is left behind). A full disk or a kill while writing leaves the
+    old folder as it was.
 
     Parameters
     ----------
     result : CheckResult
         The check to report.
     out_dir : str or path-like
-        The folder to write into (created if missing; existing report files are replaced).
+        The folder to write (created if missing). An existing folder is replaced only when it
+        is empty or holds an earlier report and nothing else.
     title : str
         The report's title.
 
@@ -403,34 +456,85 @@ def write_report(
     Raises
     ------
     ParameterError
-        When ``out_dir`` exists and is not a folder, or cannot be created.
+        When ``out_dir`` exists and is not a folder, or holds files that are not a report's.
+    StorageError
+        When writing fails (a full disk says so); ``out_dir`` is then as it was.
     """
     out = Path(out_dir)
+    shown = xml_safe(os.fspath(out))
     if out.exists() and not out.is_dir():
-        raise ParameterError(f"The report folder {os.fspath(out)!r} exists and is not a folder.")
-    try:
-        (out / "charts").mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ParameterError(f"Cannot create the report folder {os.fspath(out)!r}: {exc}.") from exc
+        raise ParameterError(f"The report folder {shown!r} exists and is not a folder.")
+    if out.is_dir():
+        others = sorted(p.name for p in out.iterdir() if p.name not in _REPORT_FILES)
+        if others:
+            listed = ", ".join(map(repr, others[:3])) + (", ..." if len(others) > 3 else "")
+            raise ParameterError(
+                f"The report folder {shown!r} holds files that are not a report's ({listed}); "
+                "give a new folder, an empty one or an earlier report's."
+            )
     charts = result_charts(result)
     svgs = {name: chart_svg(chart) for name, chart in charts.items()}
-    written: list[Path] = []
-    page = out / "report.html"
-    atomic_write(page, render_html(result, title=title, svgs=svgs))
-    written.append(page)
-    check = out / "check.json"
-    atomic_write(check, report.to_json(result) + "\n")
-    written.append(check)
-    summary = out / "summary.md"
-    atomic_write(summary, report.to_markdown(result))
-    written.append(summary)
+    files: list[tuple[str, str | bytes]] = [
+        ("report.html", render_html(result, title=title, svgs=svgs)),
+        ("check.json", report.to_json(result) + "\n"),
+        ("summary.md", report.to_markdown(result)),
+    ]
     for name, chart in charts.items():
-        svg_path = out / "charts" / f"{name}.svg"
-        atomic_write(svg_path, svgs[name])
-        png_path = out / "charts" / f"{name}.png"
-        atomic_write(png_path, chart_png(chart))
-        written += [svg_path, png_path]
-    return written
+        files += [(f"charts/{name}.svg", svgs[name]), (f"charts/{name}.png", chart_png(chart))]
+    target = out.absolute()
+    staging = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (staging / "charts").mkdir(parents=True)
+        for relative, data in files:
+            with open(staging / relative, "wb") as handle:
+                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        fsync_path(staging / "charts")
+        fsync_path(staging)
+        _swap_in(staging, target)
+        fsync_path(target.parent)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, StorageError):
+            raise
+        raise storage_error(f"write the report {shown}", exc) from exc
+    return [out / relative for relative, _ in files]
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    """Put the folder ``staging`` in place of ``out`` (which may not exist), removing the old."""
+    if not out.exists():
+        os.rename(staging, out)
+        return
+    if _exchange(staging, out):  # ``out`` is the new report now, ``staging`` the old one
+        shutil.rmtree(staging, ignore_errors=True)
+        return
+    old = out.with_name(f".{out.name}.{uuid.uuid4().hex}.old")
+    os.rename(out, old)  # a kill between the two renames leaves no report, never a mixture
+    try:
+        os.rename(staging, out)
+    except OSError:
+        os.rename(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False if unable."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    done = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange)
+    return bool(done == 0)
 
 
 def report_zip(result: CheckResult, *, title: str = "Benchmark health report") -> bytes:

@@ -346,6 +346,9 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             "queries_needed": result.power.queries_needed,
             "alpha": result.power.alpha,
             "power": result.power.power,
+            "difference_variance": _num(result.power.difference_variance),
+            "paired_with": result.power.paired_with,
+            "assumption": result.power.assumption,
         },
         "comparison": None
         if result.comparison is None
@@ -456,6 +459,8 @@ def to_text(result: CheckResult) -> str:
             f"  power: smallest detectable difference {_fmt(p.min_detectable_difference, 3)} "
             f"(α=0.05, power 0.8); {p.queries_needed:,} queries to detect {p.delta:g}"
         )
+        if p.assumption:
+            lines.append(f"    variance of the differences: {p.assumption}")
     for label, value in _null_lines(result):
         lines.append(f"  {label}: {value}")
     flagged = sum(1 for f in result.queries.flags if f)
@@ -559,4 +564,352 @@ def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
                 f"{', '.join(t.flags[i])} |"
             )
         out += ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Decisions: clustered statistics, the leaderboard, the regression gate, suites
+# --------------------------------------------------------------------------------------------
+
+__all__ += [
+    "clustered_to_dict",
+    "format_p",
+    "gate_to_dict",
+    "gate_to_markdown",
+    "gate_to_text",
+    "leaderboard_to_dict",
+    "leaderboard_to_text",
+    "suite_to_dict",
+    "suite_to_markdown",
+    "suite_to_text",
+]
+
+
+def format_p(p: float, resolution: float | None = None) -> str:
+    """A p-value as shown: ``'≤ 0.0078'`` at the test's resolution, ``'< 0.001'`` below 0.001.
+
+    >>> format_p(0.0078125, 0.0078125), format_p(0.0004), format_p(0.04321)
+    ('≤ 0.0078', '< 0.001', '0.0432')
+    """
+    if resolution is not None and p <= resolution * (1.0 + 1e-12):
+        return f"≤ {resolution:.2g}" if resolution >= 0.001 else "< 0.001"
+    if p < 0.001:
+        return "< 0.001"
+    return f"{p:.3g}"
+
+
+def clustered_to_dict(stats: Any) -> dict[str, Any] | None:
+    """The ``clustered`` key: an :class:`~evalvalidity.analysis.compare.ClusteredStats`."""
+    if stats is None:
+        return None
+    return {
+        "source": stats.source,
+        "n_queries": stats.n_queries,
+        "n_clusters": stats.n_clusters,
+        "ungrouped": stats.ungrouped,
+        "mean": _num(stats.mean),
+        "ci": [_num(stats.low), _num(stats.high)],
+        "naive_ci": [_num(stats.naive_low), _num(stats.naive_high)],
+        "standard_error": _num(stats.standard_error),
+        "naive_standard_error": _num(stats.naive_standard_error),
+        "design_effect": _num(stats.design_effect),
+        "icc": _num(stats.icc),
+        "effective_n": _num(stats.effective_n),
+        "min_detectable_difference": _num(stats.min_detectable_difference),
+        "naive_min_detectable_difference": _num(stats.naive_min_detectable_difference),
+        "delta": _num(stats.delta),
+        "queries_needed": stats.queries_needed,
+        "naive_queries_needed": stats.naive_queries_needed,
+    }
+
+
+def leaderboard_to_dict(board: Any, notes: Any = ()) -> dict[str, Any]:
+    """The ``leaderboard`` key: a :class:`~evalvalidity.core.leaderboard.Leaderboard`."""
+    return {
+        "runs": [{k: _num(v) for k, v in row.items()} for row in board.to_rows()],
+        "pairs": [
+            {
+                "a": row.run_a,
+                "b": row.run_b,
+                "difference": _num(row.difference),
+                "p_value": _num(row.p_value),
+                "adjusted_p_value": _num(row.adjusted_p_value),
+                "p_text": format_p(row.p_value, board.resolution),
+                "significant": row.significant,
+            }
+            for row in board.pairs
+        ],
+        "adjacent_separated": list(board.adjacent_separated),
+        "baseline": board.baseline,
+        "correction": board.correction,
+        "alpha": board.alpha,
+        "resolution": _num(board.resolution),
+        "exact": board.exact,
+        "n_resamples": board.n_resamples,
+        "n_queries": board.n_queries,
+        "n_clusters": board.n_clusters,
+        "notes": list(notes),
+    }
+
+
+def gate_to_dict(gate: Any) -> dict[str, Any]:
+    """The ``gate`` key: a :class:`~evalvalidity.analysis.gate.GateResult`."""
+    sequential = gate.sequential
+    return {
+        "baseline": gate.baseline_name,
+        "baseline_run": gate.baseline_run,
+        "run": gate.run,
+        "metric": gate.metric,
+        "baseline_mean": _num(gate.baseline_mean),
+        "new_mean": _num(gate.new_mean),
+        "difference": _num(gate.difference),
+        "ci": [_num(gate.low), _num(gate.high)],
+        "standard_error": _num(gate.standard_error),
+        "p_value": _num(gate.p_value),
+        "allowed_drop": _num(gate.allowed_drop),
+        "alpha": gate.alpha,
+        "regressed": gate.regressed,
+        "n_common": gate.n_common,
+        "only_baseline": gate.only_baseline,
+        "only_new": gate.only_new,
+        "n_clusters": gate.n_clusters,
+        "worst_queries": [
+            {
+                "qid": q.qid,
+                "baseline": _num(q.baseline),
+                "new": _num(q.new),
+                "difference": _num(q.difference),
+            }
+            for q in gate.worst
+        ],
+        "sequential": None
+        if sequential is None
+        else {
+            "decision": sequential.decision,
+            "decided_at": sequential.decided_at,
+            "ci": [_num(sequential.lower), _num(sequential.upper)],
+            "n": sequential.n_queries,
+        },
+    }
+
+
+def leaderboard_to_text(board: Any) -> str:
+    """The leaderboard as terminal lines."""
+    lines = [
+        f"  leaderboard ({board.n_queries:,} queries"
+        + (f", {board.n_clusters:,} clusters" if board.n_clusters != board.n_queries else "")
+        + f"; p {board.correction}-corrected, test resolution {board.resolution:.2g}):"
+    ]
+    for row in board.to_rows():
+        adjusted = "" if row["adjusted"] is None else f"   chance-adjusted {row['adjusted']:.3f}"
+        lines.append(
+            f"    {row['rank']}. {row['run']:<24} {_fmt(row['mean'])} "
+            f"[{_fmt(row['low'])}, {_fmt(row['high'])}]   rank [{row['rank_low']}, "
+            f"{row['rank_high']}]{adjusted}   vs {board.baseline}: {row['wins']}/"
+            f"{row['ties']}/{row['losses']} W/T/L"
+        )
+    for row in board.pairs:
+        lines.append(
+            f"    {row.run_a} − {row.run_b}: {row.difference:+.4f}, p = "
+            f"{format_p(row.p_value, board.resolution)}, p ({board.correction}) = "
+            f"{format_p(row.adjusted_p_value)}"
+            + ("  separated" if row.significant else "  not separated")
+        )
+    return "\n".join(lines) + "\n"
+
+
+def gate_to_text(gate: Any) -> str:
+    """The regression gate as terminal lines."""
+    word = "FAILED (regressed)" if gate.regressed else "passed"
+    lines = [
+        f"regression gate: {word}   ({gate.metric}, {gate.n_common:,} common queries"
+        + (f" in {gate.n_clusters:,} clusters" if gate.n_clusters != gate.n_common else "")
+        + ")",
+        f"  baseline {_fmt(gate.baseline_mean)} ({gate.baseline_name}) → new "
+        f"{_fmt(gate.new_mean)}: difference {gate.difference:+.4f} "
+        f"[{gate.low:+.4f}, {gate.high:+.4f}], allowed drop {gate.allowed_drop:g}, "
+        f"one-sided p = {format_p(gate.p_value)} (α = {gate.alpha:g})",
+    ]
+    if gate.sequential is not None:
+        s = gate.sequential
+        at = f" after {s.decided_at:,} of {s.n_queries:,}" if s.decided_at else ""
+        lines.append(
+            f"  sequential: {s.decision}{at} (anytime-valid bounds "
+            f"[{s.lower:+.4f}, {s.upper:+.4f}])"
+        )
+    if gate.only_baseline or gate.only_new:
+        lines.append(
+            f"  {gate.only_baseline:,} queries only in the baseline, {gate.only_new:,} only "
+            "in the new check (left out)"
+        )
+    if gate.worst:
+        lines.append("  most regressed queries:")
+        for q in gate.worst:
+            lines.append(f"    {q.qid}: {_fmt(q.baseline)} → {_fmt(q.new)} ({q.difference:+.4f})")
+    return "\n".join(lines) + "\n"
+
+
+def gate_to_markdown(gate: Any) -> str:
+    """The regression gate for a pull-request comment."""
+    mark = "❌" if gate.regressed else "✅"
+    out = [
+        f"### {mark} Regression gate: **{'regressed' if gate.regressed else 'passed'}** "
+        f"({gate.metric}, {gate.n_common:,} queries)",
+        "",
+        f"Baseline {_fmt(gate.baseline_mean)} → {_fmt(gate.new_mean)}: difference "
+        f"{gate.difference:+.4f} [{gate.low:+.4f}, {gate.high:+.4f}]; allowed drop "
+        f"{gate.allowed_drop:g}; one-sided p = {format_p(gate.p_value)}.",
+    ]
+    if gate.worst:
+        out += ["", "| qid | baseline | new | difference |", "|---|---|---|---|"]
+        out += [
+            f"| {_md_id(q.qid)} | {_fmt(q.baseline)} | {_fmt(q.new)} | {q.difference:+.4f} |"
+            for q in gate.worst
+        ]
+    return "\n".join(out) + "\n"
+
+
+def _suite_rows(result: Any) -> list[dict[str, Any]]:
+    rows = []
+    for o in result.outcomes:
+        r = o.result
+        if r is None:
+            rows.append({"benchmark": o.name, "error": o.error, "flagged": True})
+            continue
+        live = r.live or r.noise
+        mdd = (
+            o.clustered.min_detectable_difference
+            if o.clustered is not None
+            else (r.power.min_detectable_difference if r.power is not None else None)
+        )
+        rows.append(
+            {
+                "benchmark": o.name,
+                "metric": r.metric.name,
+                "n_queries": r.n_queries,
+                "floor": _num(r.headroom.floor),
+                "ceiling": _num(r.headroom.ceiling),
+                "headroom": _num(r.headroom.headroom),
+                "check1": None if r.harness is None else _num(r.harness.ratio.estimate),
+                "check1_passed": None if r.harness is None else r.harness.passed,
+                "check2": None
+                if live is None or live.model_over_noise is None
+                else _num(live.model_over_noise.estimate),
+                "min_detectable_difference": _num(mdd),
+                "design_effect": None if o.clustered is None else _num(o.clustered.design_effect),
+                "verdict": r.verdict,
+                "runs": {name: _num(float(np.mean(v))) for name, v in o.values.items()},
+                "separable": o.separable,
+                "flagged": o.flagged,
+                "notes": list(o.notes),
+                "error": None,
+            }
+        )
+    return rows
+
+
+def suite_to_dict(result: Any) -> dict[str, Any]:
+    """A suite's outcome as JSON-ready data: ``benchmarks``, ``suite_means``, ``flagged``."""
+    return {
+        "schema_version": 1,
+        "suite": result.name,
+        "benchmarks": _suite_rows(result),
+        "leaderboards": {
+            o.name: leaderboard_to_dict(o.board, o.notes)
+            for o in result.outcomes
+            if o.board is not None
+        },
+        "suite_means": [
+            {
+                "run": m.run,
+                "mean": _num(m.mean),
+                "ci": [_num(m.low), _num(m.high)],
+                "standard_error": _num(m.standard_error),
+                "n_benchmarks": m.n_benchmarks,
+            }
+            for m in result.means
+        ],
+        "flagged": list(result.flagged),
+    }
+
+
+def _cell(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return _fmt(value, digits)
+    return str(value)
+
+
+_SUITE_COLUMNS = (
+    ("benchmark", "benchmark"),
+    ("n_queries", "queries"),
+    ("floor", "floor"),
+    ("ceiling", "ceiling"),
+    ("headroom", "headroom"),
+    ("check1", "Check 1"),
+    ("check2", "Check 2"),
+    ("min_detectable_difference", "MDD"),
+    ("verdict", "verdict"),
+    ("separable", "separates runs"),
+)
+
+
+def suite_to_text(result: Any) -> str:
+    """A suite as a terminal table, the suite means and the flagged benchmarks."""
+    rows = _suite_rows(result)
+    table = [[title for _, title in _SUITE_COLUMNS]]
+    for row in rows:
+        if row.get("error"):
+            table.append([row["benchmark"], f"error: {row['error']}"])
+            continue
+        table.append([_cell(row[key]) for key, _ in _SUITE_COLUMNS])
+    widths = [max(len(r[i]) for r in table if i < len(r)) for i in range(len(table[0]))]
+    lines = [f"suite: {result.name} ({len(rows)} benchmarks)", ""]
+    for r in table:
+        if len(r) == 2 and r[1].startswith("error: "):
+            lines.append(f"  {r[0].ljust(widths[0])}  {r[1]}")
+        else:
+            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    if result.means:
+        lines += ["", "  suite mean (benchmarks weighted equally, stratified 95 % interval):"]
+        for m in result.means:
+            lines.append(
+                f"    {m.run:<24} {_fmt(m.mean)} [{_fmt(m.low)}, {_fmt(m.high)}] over "
+                f"{m.n_benchmarks} benchmarks"
+            )
+    for name in result.flagged:
+        lines.append(f"  ! {name}: cannot separate the suite's runs")
+    return "\n".join(lines) + "\n"
+
+
+def suite_to_markdown(result: Any) -> str:
+    """A suite as a Markdown table."""
+    rows = _suite_rows(result)
+    out = [
+        f"### Suite: {_md_id(result.name)}",
+        "",
+        "| " + " | ".join(title for _, title in _SUITE_COLUMNS) + " |",
+        "|" + "---|" * len(_SUITE_COLUMNS),
+    ]
+    for row in rows:
+        if row.get("error"):
+            cells = [_md_id(row["benchmark"]), f"error: {_md_escape(row['error'])}"]
+            cells += [""] * (len(_SUITE_COLUMNS) - 2)
+        else:
+            cells = [
+                _md_id(str(row[key])) if key == "benchmark" else _cell(row[key])
+                for key, _ in _SUITE_COLUMNS
+            ]
+        out.append("| " + " | ".join(cells) + " |")
+    if result.means:
+        out += ["", "| run | suite mean | 95 % interval |", "|---|---|---|"]
+        out += [
+            f"| {_md_id(m.run)} | {_fmt(m.mean)} | [{_fmt(m.low)}, {_fmt(m.high)}] |"
+            for m in result.means
+        ]
+    if result.flagged:
+        out += ["", "Cannot separate the suite's runs: " + ", ".join(map(_md_id, result.flagged))]
     return "\n".join(out) + "\n"

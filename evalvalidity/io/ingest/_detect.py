@@ -84,10 +84,54 @@ def _is_int(text: str) -> bool:
     return _INT.fullmatch(text) is not None
 
 
+def wide_encoding(head: bytes) -> str | None:
+    """``UTF-16`` or ``UTF-32`` (with the byte order) when ``head`` looks like it, else None.
+
+    A byte-order mark says so; without one, text in the ASCII range has a NUL beside every
+    character: in every other byte (UTF-16) or three bytes of every four (UTF-32).
+
+    >>> text = "q1 0 d1 1" + chr(10)
+    >>> wide_encoding(text.encode("utf-16")), wide_encoding(text.encode("utf-16-be"))
+    ('UTF-16 (little-endian)', 'UTF-16 (big-endian)')
+    >>> wide_encoding(text.encode("utf-32")), wide_encoding(text.encode("utf-8"))
+    ('UTF-32 (little-endian)', None)
+    """
+    for bom, name in (
+        (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+        (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+        (b"\xff\xfe", "UTF-16 (little-endian)"),
+        (b"\xfe\xff", "UTF-16 (big-endian)"),
+    ):
+        if head.startswith(bom):
+            return name
+    sample = head[:4096]
+    if len(sample) < 8 or sample.count(0) < len(sample) // 3:
+        return None
+    quads = len(sample) // 4
+    # the characters' own bytes are rarely NUL: a run of zero bytes is no text at all
+    if sample[1::4].count(0) == sample[2::4].count(0) == sample[3::4].count(0) == quads:
+        if sample[0::4].count(0) < 0.1 * quads:
+            return "UTF-32 (little-endian)"
+    if sample[0::4].count(0) == sample[1::4].count(0) == sample[2::4].count(0) == quads:
+        if sample[3::4].count(0) < 0.1 * quads:
+            return "UTF-32 (big-endian)"
+    pairs = len(sample) // 2
+    if sample[1::2].count(0) >= 0.9 * pairs and sample[0::2].count(0) < 0.1 * pairs:
+        return "UTF-16 (little-endian)"
+    if sample[0::2].count(0) >= 0.9 * pairs and sample[1::2].count(0) < 0.1 * pairs:
+        return "UTF-16 (big-endian)"
+    return None
+
+
 def sample_lines(source: Source) -> list[tuple[int, str]]:
     """The first non-blank lines, with their 1-based numbers, decoded leniently."""
     head = source.head(SAMPLE_BYTES)
     truncated = len(head) == SAMPLE_BYTES
+    wide = wide_encoding(head)
+    if wide is not None:
+        raise FileFormatError(
+            source.name, None, f"the file looks like {wide} text; save it as UTF-8"
+        )
     if head.startswith(BOM):
         head = head[len(BOM) :]
     if not head:
@@ -281,8 +325,12 @@ def _find(cells: list[str], column: str, taken: set[int]) -> int | None:
     return None
 
 
-def _map_columns(cells: list[str], kind: str) -> dict[str, int] | None:
-    """Column -> position for ``kind``, or None when a required column is missing."""
+def _map_columns(source: Source, cells: list[str], kind: str) -> dict[str, int] | None:
+    """Column -> position for ``kind``, or None when a required column is missing.
+
+    Two cells naming the same column (``score`` and ``Score``, ``qid`` and ``query_id``) are
+    an error: which one holds the values cannot be told.
+    """
     taken: set[int] = set()
     found: dict[str, int] = {}
     for column, required in _KIND_COLUMNS[kind]:
@@ -295,6 +343,15 @@ def _map_columns(cells: list[str], kind: str) -> dict[str, int] | None:
         for alias in aliases:
             position = _find(cells, alias, taken)
             if position is not None:
+                twin = _find(cells, alias, taken | {position})
+                if twin is not None:
+                    raise FileFormatError(
+                        source.name,
+                        None,
+                        f"the header names two {alias} columns, {cells[position]!r} (column "
+                        f"{position + 1}) and {cells[twin]!r} (column {twin + 1}); rename or "
+                        "drop one",
+                    )
                 break
         if position is None:
             if required:
@@ -365,7 +422,7 @@ def _from_header(
         if guessed is None:  # unreachable: a failed guess re-raised above
             raise _ambiguous(source, f"the header ({' '.join(cells)}) is not recognised")
         kind = guessed
-    mapping = _map_columns(cells, kind)
+    mapping = _map_columns(source, cells, kind)
     if mapping is None:
         if guessed is not None and guessed != kind:
             raise _contradiction(

@@ -51,6 +51,11 @@ def load(
     name = os.fspath(spec)
     info = ws.find(name) if ws is not None else None
     if ws is None or info is None:
+        from evalvalidity.io.ingest._source import not_a_regular_file
+
+        what = not_a_regular_file(name)
+        if what is not None:
+            raise ParameterError(f"{name!r} {what}, not a file to read nor a dataset's name.")
         raise ParameterError(f"{name!r} is neither a file nor a dataset of the workspace {where}.")
     if info.kind != kind:
         raise ParameterError(

@@ -26,7 +26,7 @@ from evalvalidity.io.ingest._limits import exceeds_depth, human_bytes
 from evalvalidity.io.ingest._sink import Sink
 from evalvalidity.io.ingest._source import BOM, Source
 from evalvalidity.io.ingest._spec import DOCID, KIND_NOUNS, QID, REL, SCORE, Layout
-from evalvalidity.io.ingest._validate import RejectLog, apply_row_checks, row_checks
+from evalvalidity.io.ingest._validate import RejectLog, apply_row_checks, not_text, row_checks
 
 BATCH_ROWS = 1 << 20
 
@@ -95,6 +95,15 @@ def read_parquet(
                     f"the column {key!r} holds {arrow_type} values; expected text or numbers",
                 )
             kind = _column_type(arrow_type)
+            spec = layout.fields[i]
+            if kind == "float" and spec is not None and spec.type == "id":
+                raise FileFormatError(
+                    source.name,
+                    None,
+                    f"the {spec.label} column {key!r} holds {arrow_type} numbers: an id such as"
+                    " 1.0 would become the text '1.0' and match no '1'; store ids as strings or"
+                    " integers",
+                )
             if kind != "string":
                 types[i] = kind
         checks = row_checks(layout, types)
@@ -157,6 +166,10 @@ def _decode_document(source: Source) -> str:
         ) from exc
 
 
+def _encodable(value: str) -> str:
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class _Object(list[tuple[str, object]]):
     """A JSON object's (key, value) pairs, in order, repeated keys kept (not a JSON array)."""
 
@@ -207,11 +220,16 @@ def read_json_document(
                 None,
                 f"expected {{qid: {{docid: value}}}}; the value of query {qid!r} is not an object",
             )
+        qid_error = not_text(qid)
         for docid, value in ranking:
+            error = qid_error or not_text(docid)
+            if error is not None:  # rejected: keep an encodable stand-in in the columns
+                qid, docid = _encodable(qid), _encodable(docid)
             qids.append(qid)
             docids.append(docid)
-            error = None
-            if isinstance(value, bool) or not isinstance(value, int | float | str):
+            if error is not None:
+                value = None
+            elif isinstance(value, bool) or not isinstance(value, int | float | str):
                 error = (
                     f"expected a number for ({qid!r}, {docid!r}), found {json.dumps(value)[:50]}"
                 )

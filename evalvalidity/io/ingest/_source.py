@@ -29,6 +29,34 @@ BOM = b"\xef\xbb\xbf"
 SourceLike = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
 
 
+def not_a_regular_file(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it exists but is not a regular file (a folder, a FIFO, ...), or None.
+
+    Reading a FIFO would wait for a writer, and a device such as ``/dev/zero`` never ends, so
+    neither is opened.
+
+    >>> not_a_regular_file("/"), not_a_regular_file("/dev/zero"), not_a_regular_file("/no/such")
+    ('is a folder', 'is a device', None)
+    """
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder"
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device"
+    if stat.S_ISSOCK(mode):
+        return "is a socket"
+    return "is not a regular file"
+
+
 class Source:
     """A file to read, by path or in memory.
 
@@ -65,6 +93,9 @@ class Source:
             except (OSError, ValueError):  # a name too long, or with a NUL byte
                 is_file = False
             if not is_file:
+                what = not_a_regular_file(shown)
+                if what is not None:
+                    raise ParameterError(f"{shown!r} {what}; give a regular file.")
                 raise ParameterError(f"No such file: {shown!r}.")
             name = shown
         elif isinstance(source, bytes | bytearray | memoryview):
@@ -94,6 +125,16 @@ class Source:
             raise ParameterError(f"Cannot read the file {self.name!r}: {exc.strerror}.") from exc
         self.compression: str | None = "gzip" if magic[:2] == GZIP_MAGIC else None
         self._raw_stream: pa.NativeFile | None = None
+        #: Bytes of the gzip header (with its optional name, comment and extra fields): they
+        #: decompress to nothing, so the compression ratio leaves them out.
+        self.header_bytes = 0
+        if self.compression == "gzip":
+            try:
+                self.header_bytes = self._gzip_header_bytes()
+            except OSError as exc:
+                raise ParameterError(
+                    f"Cannot read the file {self.name!r}: {exc.strerror}."
+                ) from exc
         if max_file is not None and self.size > max_file:
             # a file-like object was read only up to one byte past the limit
             size = "more than " + human_bytes(max_file) if read_partly else human_bytes(self.size)
@@ -115,6 +156,39 @@ class Source:
     def _raw_head(self, n: int) -> bytes:
         with self._open_raw() as handle:
             return handle.read(n)
+
+    def _gzip_header_bytes(self) -> int:
+        """The length of the first gzip member's header (RFC 1952, section 2.3)."""
+        with self._open_raw() as handle:
+            fixed = handle.read(10)
+            if len(fixed) < 10:
+                return len(fixed)
+            flags = fixed[3]
+            length = 10
+            if flags & 0x04:  # FEXTRA: a two-byte length, then that many bytes
+                size = handle.read(2)
+                extra = int.from_bytes(size, "little") if len(size) == 2 else 0
+                handle.seek(extra, io.SEEK_CUR)
+                length += 2 + extra
+            for flag in (0x08, 0x10):  # FNAME, FCOMMENT: zero-terminated
+                if flags & flag:
+                    while True:
+                        block = handle.read(1 << 16)
+                        if not block:
+                            break
+                        end = block.find(b"\0")
+                        if end >= 0:
+                            length += end + 1
+                            handle.seek(length)
+                            break
+                        length += len(block)
+            if flags & 0x02:  # FHCRC
+                length += 2
+            return min(length, self.size)
+
+    def payload_position(self) -> int:
+        """Bytes of compressed payload consumed by the latest stream (the header left out)."""
+        return max(self.raw_position() - self.header_bytes, 0)
 
     def _open_raw(self) -> BinaryIO:
         if self.path is None:
@@ -185,13 +259,43 @@ class Source:
         """The first ``n`` decompressed bytes (fewer at the end of the file)."""
         if self.compression is None:
             return self._raw_head(n)
-        with self._open_raw() as raw, gzip.GzipFile(fileobj=raw) as unzipped:
-            try:
-                return unzipped.read(n)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise FileFormatError(
-                    self.name, None, f"the file is not valid gzip ({exc})"
-                ) from exc
+        try:
+            with self._open_raw() as raw:
+                return self._gzip_head(raw, n)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise FileFormatError(self.name, None, f"the file is not valid gzip ({exc})") from exc
+
+    def _gzip_head(self, raw: BinaryIO, n: int) -> bytes:
+        """The first ``n`` decompressed bytes, the first member's header skipped by its length.
+
+        (Python's ``gzip`` reads a header's name and comment one byte at a time: 5 s for a
+        12 MB comment, on every look at the file's head.)
+        """
+        raw.seek(self.header_bytes)
+        inflate = zlib.decompressobj(-zlib.MAX_WBITS)
+        out = bytearray()
+        fed = 0
+        while len(out) < n and not inflate.eof:
+            chunk = inflate.unconsumed_tail or raw.read(1 << 16)
+            if not inflate.unconsumed_tail:
+                if not chunk:
+                    raise EOFError(
+                        "Compressed file ended before the end-of-stream marker was reached"
+                    )
+                fed += len(chunk)
+            out += inflate.decompress(chunk, n - len(out))
+        if inflate.eof:  # the whole first member is in ``out``: check it as gzip does
+            trailer = inflate.unused_data[:8]
+            if len(trailer) < 8:
+                trailer += raw.read(8 - len(trailer))
+            stored, computed = int.from_bytes(trailer[:4], "little"), zlib.crc32(out)
+            if len(trailer) == 8 and stored != computed:
+                raise gzip.BadGzipFile(f"CRC check failed {hex(stored)} != {hex(computed)}")
+        if len(out) < n and inflate.eof:  # more members may follow the first one's trailer
+            raw.seek(self.header_bytes + fed - len(inflate.unused_data) + 8)
+            with gzip.GzipFile(fileobj=raw) as rest:
+                out += rest.read(n - len(out))
+        return bytes(out)
 
     def read_all(
         self,
@@ -256,7 +360,8 @@ class Meter:
             )
         ratio = limits.max_compression_ratio
         if ratio is not None and self.n > limits.ratio_grace_bytes:
-            used = max(consumed if consumed is not None else self.source.size, 1)
+            whole = self.source.size - self.source.header_bytes
+            used = max(consumed if consumed is not None else whole, 1)
             if self.n > ratio * used:
                 source = "the first " if consumed is not None else ""
                 raise FileFormatError(
@@ -305,7 +410,7 @@ class Metered:
             chunk = self._stream.read(n)
         except OSError as exc:  # zlib: a corrupt, truncated or trailing-garbage file
             raise self._source.not_gzip(exc) from exc
-        self._meter.add(len(chunk), self._source.raw_position())
+        self._meter.add(len(chunk), self._source.payload_position())
         return bytes(chunk)
 
     def close(self) -> None:

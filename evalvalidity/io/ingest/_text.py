@@ -33,14 +33,23 @@ from evalvalidity.io.ingest._detect import Detected
 from evalvalidity.io.ingest._limits import exceeds_depth, human_bytes
 from evalvalidity.io.ingest._sink import Sink
 from evalvalidity.io.ingest._source import BOM, Source
-from evalvalidity.io.ingest._validate import RejectLog, apply_row_checks, row_checks
+from evalvalidity.io.ingest._validate import (
+    MAX_GRADE,
+    RejectLog,
+    apply_row_checks,
+    not_text,
+    row_checks,
+)
 
 CHUNK_BYTES = 1 << 23
 FAST_BLOCK_BYTES = 1 << 24
 FAST_PARSE_BLOCK_BYTES = 1 << 22  # pyarrow parses a decompressed block in parallel pieces
 #: Tests switch the fast path off to check that both paths give the same table.
 FAST_PATH = True
-_PA_TYPES = {"id": pa.string(), "float": pa.float64(), "int": pa.int64(), "posint": pa.int64()}
+# Integers are read as text and converted here: pyarrow's integer parser also takes '0x1'
+# (hexadecimal, which trec_eval's atoi reads as 0), so only plain decimal digits go through.
+_PA_TYPES = {"id": pa.string(), "float": pa.float64(), "int": pa.string(), "posint": pa.string()}
+_DECIMAL_INTEGER = r"^[+-]?[0-9]+$"
 
 
 class _Abort(Exception):
@@ -196,8 +205,23 @@ def read_fast(
                     elif spec.type == "float":
                         if batch.num_rows and not pc.all(pc.is_finite(column)).as_py():
                             raise _Abort
-                    elif spec.type == "posint":
-                        if batch.num_rows and pc.min(column).as_py() < 1:
+                    else:  # an integer: decimal digits only, in range (else the exact path)
+                        if (
+                            batch.num_rows
+                            and not pc.all(
+                                pc.match_substring_regex(column, _DECIMAL_INTEGER)
+                            ).as_py()
+                        ):
+                            raise _Abort
+                        column = column.cast(pa.int64())  # past 64 bits: ArrowInvalid
+                        lowest, highest = pc.min_max(column).values()
+                        if batch.num_rows and spec.type == "posint" and lowest.as_py() < 1:
+                            raise _Abort
+                        if (
+                            batch.num_rows
+                            and spec.name == "rel"
+                            and max(-lowest.as_py(), highest.as_py()) > MAX_GRADE
+                        ):
                             raise _Abort
                     if spec is not None:
                         columns[spec.name] = column
@@ -382,6 +406,33 @@ def read_exact(
     return skipped
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object names a key twice (``json`` would keep the last value silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+def _lone_surrogate(obj: object) -> str | None:
+    """Why a parsed JSON Lines record is not text (see :func:`not_text`), or None."""
+    strings = [obj] if isinstance(obj, str) else []
+    if isinstance(obj, dict):
+        strings = [s for pair in obj.items() for s in pair if isinstance(s, str)]
+    for text in strings:
+        error = not_text(text)
+        if error is not None:
+            return error
+    return None
+
+
 def read_jsonl(
     source: Source,
     det: Detected,
@@ -415,7 +466,12 @@ def read_jsonl(
                             " (Limits.max_json_depth)"
                         )
                     else:
-                        obj = json.loads(text)
+                        obj = json.loads(text, object_pairs_hook=_unique_keys)
+                        error = _lone_surrogate(obj)
+                        if error is not None:
+                            obj = None  # no cell may hold it
+                except _DuplicateKey as exc:
+                    error = f"the key {exc.args[0]!r} appears more than once in the object"
                 except json.JSONDecodeError as exc:
                     error = f"invalid JSON ({exc.msg} at column {exc.colno})"
                 except ValueError as exc:  # an integer of more than 4300 digits
@@ -436,8 +492,21 @@ def read_jsonl(
                             f"expected a single value for {key!r}, found {json.dumps(value)[:50]}"
                         )
                     value = None
-                if isinstance(value, bool):
-                    value = str(value).lower()
+                if isinstance(value, bool) or (
+                    isinstance(value, float) and layout.fields[i].type == "id"  # type: ignore[union-attr]
+                ):
+                    if error is None:
+                        label = layout.fields[i].label  # type: ignore[union-attr]
+                        error = (
+                            f"expected a string or an integer {label} for {key!r}, found "
+                            f"{json.dumps(value)}"
+                            + (
+                                " (a float id matches no text id)"
+                                if not isinstance(value, bool)
+                                else ""
+                            )
+                        )
+                    value = None
                 cells[i].append(
                     None
                     if value is None

@@ -8,6 +8,7 @@ no more than one with a few.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -60,6 +61,54 @@ class RowChecks:
     sql: str
     messages: tuple[str, ...]  # index = code; "{bad}" and "{n}" are filled in
     output: tuple[str, ...]
+
+
+def not_text(value: str) -> str | None:
+    r"""Why a string from a JSON file is not text (it escapes a lone surrogate), or None.
+
+    >>> not_text("q1") is None
+    True
+    >>> print(not_text(json.loads('"d\\ud800"')))
+    the string "d\ud800" escapes a lone surrogate (U+D800), which is not a character
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (
+            f"the string {json.dumps(value)[:40]} escapes a lone surrogate"
+            f" (U+{ord(value[exc.start]):04X}), which is not a character"
+        )
+    return None
+
+
+#: The longest value a message quotes whole.
+MAX_EXCERPT = 80
+
+
+class Excerpt:
+    """A value as a message quotes it (``{bad!r}``): at most :data:`MAX_EXCERPT` characters.
+
+    A longer value shows its start, an ellipsis and its length.
+
+    >>> repr(Excerpt("abc"))
+    "'abc'"
+    >>> print(repr(Excerpt("1234567890" * 500)))  # doctest: +ELLIPSIS
+    '12345678901234567890...1234567890'... (5,000 characters)
+    """
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        value = self.value
+        if isinstance(value, str) and len(value) > MAX_EXCERPT:
+            return f"{value[:MAX_EXCERPT]!r}... ({len(value):,} characters)"
+        return repr(value)
+
+
+#: The largest relevance grade, in magnitude: sums of grades over a query then fit 64 bits
+#: (a grade of 2**63 - 1 was read, then overflowed while scoring).
+MAX_GRADE = 2**31 - 1
 
 
 def row_checks(layout: Layout, types: dict[int, str] | None = None) -> RowChecks:
@@ -153,6 +202,11 @@ def row_checks(layout: Layout, types: dict[int, str] | None = None) -> RowChecks
                 value = f"TRY_CAST({column} AS BIGINT)"
             if spec.type == "posint":
                 arm(f"{value} < 1", f"expected a positive integer {label}, found {{bad!r}}")
+            if spec.name == "rel":
+                arm(
+                    f"{value} < -{MAX_GRADE} OR {value} > {MAX_GRADE}",
+                    f"expected a {label} between -{MAX_GRADE} and {MAX_GRADE}, found {{bad!r}}",
+                )
             value = f"CASE WHEN __code = 0 THEN {value} END"
         outputs.append(f"{value} AS {spec.name}")
         names.append(spec.name)
@@ -194,7 +248,7 @@ def apply_row_checks(
         for rec in shown.select(["line", "__code", "__bad", "n", "raw", "err"]).to_pylist():
             message = checks.messages[rec["__code"]]
             reason = message.format(
-                bad=rec["__bad"],
+                bad=Excerpt(rec["__bad"]),
                 err=rec["err"],
                 n=rec["n"],
                 k=layout.n_fields,
