@@ -113,9 +113,7 @@ def test_self_hits_by_text(tmp_path):
     bench = build_benchmark(qrels, pool, metric)
     floor, _ = compute_floor(bench, metric, pool, np.random.default_rng(0))
     coded = code_tables(bench, qrels, rank_run(run), 10)
-    found = self_hits(
-        coded, metric, floor, pool, qrels, run, read_texts(queries), read_texts(corpus)
-    )
+    found = self_hits(coded, metric, floor, pool, qrels, read_texts(queries), read_texts(corpus))
     assert found.text_matches == 3 and found.ranked_self == 3
     assert (found.score_with, found.score_without) == (0.5, 1.0)
     assert normalise("A-b  C") == "a b c" and jaccard("a b", "a b") == 1.0
@@ -364,3 +362,20 @@ def test_the_scenarios_produce_every_new_rule():
     from evalvalidity.analysis.rules import RULES
 
     assert {(r.code, r.severity) for r in RULES if r.code in NEW_CODES} <= produced
+
+
+def test_the_nulls_that_rerank_the_run_are_capped_with_a_note():
+    from evalvalidity.analysis.nulls import other_nulls
+    from evalvalidity.analysis.pools import build_benchmark, compute_floor
+
+    run, qrels = _hub_benchmark()
+    metric, pool = parse_metric("rr@10"), PoolSpec(corpus_size=5000)
+    bench = build_benchmark(qrels, pool, metric)
+    floor, _ = compute_floor(bench, metric, pool, np.random.default_rng(0))
+    capped = other_nulls(bench, floor, metric, pool, qrels, run=run, max_rows=len(run) - 1)
+    assert capped.query_independent.shuffle is None and capped.holes is None
+    assert capped.query_independent.popularity is not None and capped.segments is not None
+    assert "above the cap of 599" in capped.notes[0]
+    sparse = other_nulls(bench, floor, metric, pool, qrels, run=run, max_hits=59)
+    assert sparse.query_independent.shuffle is None
+    assert "above the cap of 59" in sparse.notes[0]

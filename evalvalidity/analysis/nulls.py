@@ -73,17 +73,19 @@ from evalvalidity.core.metrics import Metric
 from evalvalidity.core.nulls import hub_documents, popularity_ranker, query_shuffle_null
 from evalvalidity.core.tiebounds import tie_bounds
 from evalvalidity.errors import ParameterError
-from evalvalidity.io.scoring import rank_run
 from evalvalidity.io.units_rule import segment_ids, units_from_rule
 
 __all__ = [
     "HOLES_K",
     "NULL_SHARE",
+    "RANKING_MAX_ROWS",
+    "SEGMENT_SAMPLE",
     "SHUFFLE_MAX_HITS",
     "Coded",
     "code_tables",
     "other_nulls",
     "rule_units",
+    "top_ranking",
 ]
 
 #: The query-shuffle null is skipped (with a note) when its join holds more (pair, hit) rows:
@@ -97,6 +99,13 @@ NULL_SHARE = 0.1
 
 #: judged@k is reported at the metric's cutoff, or at this depth for a metric without one.
 HOLES_K = 10
+
+#: The nulls that re-rank the run (query shuffle, self-hits, holes, ties) are skipped with a
+#: note above this many run rows: re-ranking takes about 4 s per million rows on two cores.
+RANKING_MAX_ROWS = 1_000_000
+
+#: Segment ids are recognised on the run's first rows (ids of one run share their form).
+SEGMENT_SAMPLE = 200_000
 
 #: Extra positions kept below the metric's depth (a self-hit removed moves the rest up).
 _SLACK = 10
@@ -431,6 +440,30 @@ def tie_sensitivity(
 # --------------------------------------------------------------------------- all of them
 
 
+def top_ranking(run: pa.Table, units: pa.Table | None, depth: int | None) -> pa.Table:
+    """The deduplicated ranking in trec_eval's order with its tie groups, cut at ``depth``.
+
+    As :func:`~evalvalidity.io.scoring.rank_run` with ties ``average`` (the run is already
+    validated by the scorer), but only the rows at positions <= depth + a slack, or in a tie
+    group starting <= depth, leave DuckDB: on a 7M-line run that is a few hundred thousand.
+    """
+    from evalvalidity.io.scoring import _connect, _ranking_sql
+
+    con = _connect(run, None, units)
+    try:
+        sql = _ranking_sql("average", units is not None, False, positions=True, groups=True)
+        where = (
+            ""
+            if depth is None
+            else f" WHERE position <= {int(depth) + _SLACK} OR tie_start <= {int(depth)}"
+        )
+        return con.sql(
+            f"SELECT qid, docid, position, tie_start, tie_size FROM ({sql}){where}"
+        ).to_arrow_table()
+    finally:
+        con.close()
+
+
 def rule_units(inputs: Any, rule: str) -> pa.Table:
     """The units a rule gives for every id of the inputs' runs (model, noise, compared)."""
     runs = [inputs.run, inputs.noise_run, *inputs.compare.values()]
@@ -456,6 +489,7 @@ def other_nulls(
     query_texts: pa.Table | None = None,
     corpus_texts: pa.Table | None = None,
     max_hits: int = SHUFFLE_MAX_HITS,
+    max_rows: int = RANKING_MAX_ROWS,
 ) -> OtherNulls:
     """Run every other null on one benchmark (see the module notes).
 
@@ -482,13 +516,20 @@ def other_nulls(
         ``id, text`` tables: (near-)identical texts count as self-hits.
     max_hits : int
         The query-shuffle null's cap (:data:`SHUFFLE_MAX_HITS`).
+    max_rows : int
+        The cap on the run's rows of the nulls that re-rank it (:data:`RANKING_MAX_ROWS`).
     """
     notes: list[str] = []
     ranking = None
+    whole = run
+    if run is not None and len(run) > max_rows:
+        notes.append(
+            f"The query-shuffle null, self-hits, judgement holes and tie bounds were skipped:"
+            f" the run has {len(run):,} rows, above the cap of {max_rows:,}."
+        )
+        run = None
     if run is not None:
-        # Positions in trec_eval's order (the 'given' policy's ranks are not re-read here),
-        # with every item's tie group.
-        ranking = rank_run(run, units=units, ties="average")
+        ranking = top_ranking(run, units, metric.k)
     extra = []
     if pool.kind == "candidates" and pool.candidates is not None:
         extra.append(pool.candidates.column("docid"))
@@ -500,11 +541,8 @@ def other_nulls(
         if skipped and run is not None:
             notes.append(skipped)
     segments = None
-    holes = None
-    tie = None
-    selfhit = None
-    if run is not None:
-        found = segment_ids(run, qrels)
+    if whole is not None:
+        found = segment_ids(whole.slice(0, SEGMENT_SAMPLE), qrels)
         segments = SegmentCheck(
             found.separator,
             found.run_share,
@@ -515,9 +553,13 @@ def other_nulls(
             found.suggested,
             units_rule if units_rule is not None else ("units" if units is not None else None),
         )
+    holes = None
+    tie = None
+    selfhit = None
+    if run is not None:
         holes = judgement_holes(coded, metric)
         tie = tie_sensitivity(coded, metric, min_detectable, model_score)
-        selfhit = self_hits(coded, metric, floor, pool, qrels, run, query_texts, corpus_texts)
+        selfhit = self_hits(coded, metric, floor, pool, qrels, query_texts, corpus_texts)
     invariants = None
     if harness_output is not None:
         invariants = harness_invariants(harness_output, metric, bench.qids, measure=harness_measure)

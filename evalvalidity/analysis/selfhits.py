@@ -172,7 +172,6 @@ def self_hits(
     floor: Floor,
     pool: PoolSpec,
     qrels: pa.Table,
-    run: pa.Table,
     query_texts: pa.Table | None = None,
     corpus_texts: pa.Table | None = None,
     *,
@@ -182,16 +181,14 @@ def self_hits(
 
     Notes
     -----
-    With :math:`S_q` the ranked rows of query q that are q itself (its id, or a text within
+    Query ids are looked up among the document ids of the judgements and of the ranking at
+    the metric's depth. With :math:`S_q` the ranked rows of query q that are q itself (its id, or a text within
     :data:`NEAR_IDENTICAL` of its text), the score without self-hits ranks q's other items at
     positions closed up over :math:`S_q` and drops the judgements (q, q); the floor without
     them is the exact floor of the judgements without (q, q).
     """
-    qids = pa.array(coded.qids.astype(object), pa.string())
-    run_ids = pc.unique(run.column("docid"))
-    qrel_ids = pc.unique(qrels.column("docid"))
-    as_doc = pc.or_(pc.is_in(qids, value_set=run_ids), pc.is_in(qids, value_set=qrel_ids))
-    queries_as_documents = int(pc.sum(pc.cast(as_doc, pa.int64())).as_py() or 0)
+    own_doc = _own_codes(coded)
+    queries_as_documents = int(np.count_nonzero(own_doc >= 0))
     row = coded.self_row.copy()
     text_matches = None
     if query_texts is not None and corpus_texts is not None:
@@ -199,7 +196,6 @@ def self_hits(
         text_matches = int(by_text.sum())
         row |= by_text
     # The judgements of a query against its own id, among the coded judgements.
-    own_doc = _own_codes(coded)
     drop_gold = coded.gold_doc == own_doc[coded.gold_query]
     ranked_self = len(np.unique(coded.run_query[row]))
     judged_self = len(np.unique(coded.gold_query[drop_gold]))
