@@ -37,6 +37,7 @@ pages = [
     st.Page("views/report.py", title="Report", icon=":material/description:", url_path="report"),
     st.Page("views/suite.py", title="Suite", icon=":material/table_view:", url_path="suite"),
     st.Page("views/history.py", title="History", icon=":material/timeline:", url_path="history"),
+    st.Page("views/nulls.py", title="Other nulls", icon=":material/rule:", url_path="nulls"),
 ]
 page = st.navigation(pages)
 from app import state  # noqa: E402  (after the path is set up)

@@ -348,6 +348,9 @@ def _scenarios():
     yield check_tables(few, _qrels(n), pool=corpus, seeds=4)
     yield check_tables(model, _qrels(n), pool=corpus, noise_run=few, seeds=4)
     yield check_tables(model, _qrels(n), pool=corpus, other_runs={"b": _ranked(n, None)}, seeds=4)
+    from test_checks13 import scenarios as other_nulls_scenarios
+
+    yield from other_nulls_scenarios()
 
 
 def test_every_rule_of_the_table_is_produced_by_some_scenario():

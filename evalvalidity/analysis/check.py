@@ -39,6 +39,7 @@ from evalvalidity.analysis.check1 import builtin_check1, harness_check1
 from evalvalidity.analysis.check2 import aligned, fully_tied, noise_check, tied_queries
 from evalvalidity.analysis.consistency import check_consistency
 from evalvalidity.analysis.headroom import headroom, power, triage
+from evalvalidity.analysis.nulls import other_nulls, rule_units
 from evalvalidity.analysis.plan import (
     CheckInputs,
     CheckPlan,
@@ -159,7 +160,23 @@ def load_inputs(plan: CheckPlan, workspace: Any = None) -> CheckInputs:
                 name: _load_ref(other, "run", f"run to compare {name!r}", workspace)
                 for name, other in plan.compare
             }
-    return CheckInputs(pool=pool, compare=compare, **tables)
+    texts = {
+        role: _load_texts(getattr(plan, role), role)
+        for role in ("query_texts", "corpus_texts")
+        if getattr(plan, role) is not None
+    }
+    return CheckInputs(pool=pool, compare=compare, **tables, **texts)
+
+
+def _load_texts(ref: DatasetRef, role: str) -> pa.Table:
+    """An ``id, text`` table from a file (``.jsonl`` or TSV)."""
+    from evalvalidity.analysis.selfhits import read_texts
+
+    if ref.source != "file":
+        raise ParameterError(
+            f"The plan's {role} must be a file. Got the {ref.source} {ref.name!r}."
+        )
+    return read_texts(ref.name)
 
 
 def check_benchmark(
@@ -220,6 +237,14 @@ def check_benchmark(
         ):
             if table is not None:
                 run_fits_units(table, units, name)
+    if plan.units_rule is not None and inputs.run is not None:
+        if units is not None:
+            notes.append(
+                f"The units rule {plan.units_rule} was not applied: the pool's units map the "
+                "run's ids."
+            )
+        else:
+            units = rule_units(inputs, plan.units_rule)
 
     model = None
     if inputs.run is not None:
@@ -351,6 +376,30 @@ def check_benchmark(
             adjusted_mean = float(np.mean((model[ok] - floor.expected[ok]) / room[ok]))
     total_floor = float(np.sum(floor.expected))
     multi = float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
+    if progress:
+        progress(0.9, "Other nulls")
+    nulls = other_nulls(
+        bench,
+        floor,
+        metric,
+        pool,
+        qrels,
+        run=inputs.run,
+        units=units,
+        ties=ties,
+        units_rule=plan.units_rule if units is not None and pool.kind != "units" else None,
+        harness_output=inputs.harness_output,
+        harness_measure=harness.measure if harness is not None else None,
+        min_detectable=(
+            power_result.min_detectable_difference
+            if power_result is not None and power_result.min_detectable_difference > 0
+            else thresholds.delta
+        ),
+        model_score=flat_mean,
+        query_texts=inputs.query_texts,
+        corpus_texts=inputs.corpus_texts,
+    )
+    notes.extend(nulls.notes)
     live_result = noise_result if plan.noise_source == "live" else None
     if live_result is not None:
         noise_result = None
@@ -365,6 +414,7 @@ def check_benchmark(
         inferred=inferred,
         queries=table,
         consistency=inconsistencies,
+        nulls=nulls,
     )
     verdict_, reasons = verdict(findings)
     if progress:
@@ -395,6 +445,7 @@ def check_benchmark(
         multi_gold_floor_share=multi,
         notes=tuple(notes),
         plan=plan,
+        nulls=nulls,
     )
 
 
@@ -413,6 +464,7 @@ def plan_for_tables(
     noise_source: NoiseSource = "noise-run",
     thresholds: Thresholds | None = None,
     seed: int = 0,
+    units_rule: str | None = None,
 ) -> CheckPlan:
     """The plan of a check on in-memory tables: every input a ``table`` reference.
 
@@ -444,6 +496,7 @@ def plan_for_tables(
         seeds=seeds,  # type: ignore[arg-type]
         seed=seed,
         thresholds=thresholds or Thresholds(),
+        units_rule=units_rule,
     )
 
 
@@ -466,6 +519,7 @@ def check_tables(
     thresholds: Thresholds | None = None,
     seed: int = 0,
     progress: Progress | None = None,
+    units_rule: str | None = None,
 ) -> CheckResult:
     """Check in-memory tables: build their plan (:func:`plan_for_tables`) and inputs, and run it.
 
@@ -487,6 +541,8 @@ def check_tables(
         More runs to compare with ``run``.
     progress : callable, optional
         Called with (fraction done, message).
+    units_rule : str, optional
+        E.g. ``"prefix:#"``: the run's ids are ``document#segment``.
     """
     others = dict(other_runs or {})
     plan = plan_for_tables(
@@ -503,6 +559,7 @@ def check_tables(
         noise_source=noise_source,
         thresholds=thresholds,
         seed=seed,
+        units_rule=units_rule,
     ).replace(harness_depth=harness_depth, harness_seeds=harness_seeds)
     inputs = CheckInputs(
         qrels=qrels,

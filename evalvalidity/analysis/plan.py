@@ -384,6 +384,12 @@ class CheckPlan:
         Seed of every random draw: the same inputs and seed give the same result.
     thresholds : Thresholds
         Where the verdict draws its lines.
+    units_rule : str, optional
+        ``prefix:SEP``: the run's ids are ``document SEP segment`` and the judgements judge the
+        document (e.g. ``prefix:#``), so no units file is needed.
+    query_texts, corpus_texts : DatasetRef, optional
+        ``id, text`` files of the queries and the corpus: (near-)identical texts count as
+        self-hits.
     """
 
     qrels: DatasetRef
@@ -402,8 +408,15 @@ class CheckPlan:
     seeds: int | Literal["auto"] = "auto"
     seed: int = 0
     thresholds: Thresholds = field(default_factory=Thresholds)
+    units_rule: str | None = None
+    query_texts: DatasetRef | None = None
+    corpus_texts: DatasetRef | None = None
 
     def __post_init__(self) -> None:
+        if self.units_rule is not None:
+            from evalvalidity.io.units_rule import parse_units_rule
+
+            parse_units_rule(self.units_rule)
         seeds = self.seeds
         if seeds != "auto" and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
             raise ParameterError(
@@ -464,6 +477,8 @@ class CheckPlan:
             ("pool", self.pool.ref),
             ("noise_run", self.noise_run),
             ("harness_output", self.harness_output),
+            ("query_texts", self.query_texts),
+            ("corpus_texts", self.corpus_texts),
         ):
             if ref is not None:
                 out[role] = ref
@@ -504,6 +519,9 @@ class CheckPlan:
                 )
                 for f in dataclasses.fields(Thresholds)
             },
+            "units_rule": self.units_rule,
+            "query_texts": _ref_dict(self.query_texts),
+            "corpus_texts": _ref_dict(self.corpus_texts),
         }
 
     @classmethod
@@ -521,7 +539,7 @@ class CheckPlan:
         >>> CheckPlan.from_dict({"schema_version": 1, "qrels": None, "colour": "red"})
         Traceback (most recent call last):
         ...
-        evalvalidity.errors.ParameterError: Unknown key 'colour' in a check plan; expected some of schema_version, qrels, pool, run, run_name, compare, noise_run, noise_source, noise_components_off, harness_output, harness_depth, harness_seeds, metric, ties, seeds, seed, thresholds.
+        evalvalidity.errors.ParameterError: Unknown key 'colour' in a check plan; expected some of schema_version, qrels, pool, run, run_name, compare, noise_run, noise_source, noise_components_off, harness_output, harness_depth, harness_seeds, metric, ties, seeds, seed, thresholds, units_rule, query_texts, corpus_texts.
         """
         if not isinstance(record, Mapping):
             raise ParameterError(f"A check plan must be an object. Got {record!r}.")
@@ -542,7 +560,7 @@ class CheckPlan:
         if missing:
             raise ParameterError(f"A check plan needs {' and '.join(map(repr, missing))}.")
         values: dict[str, Any] = {k: v for k, v in record.items() if k != "schema_version"}
-        for name in ("run", "qrels", "noise_run", "harness_output"):
+        for name in ("run", "qrels", "noise_run", "harness_output", "query_texts", "corpus_texts"):
             if values.get(name) is not None:
                 values[name] = DatasetRef.from_dict(values[name], f"the plan's {name!r}")
         values["pool"] = PoolDeclaration.from_dict(values["pool"])
@@ -607,6 +625,8 @@ class CheckInputs:
         ``HARNESS_SCHEMA``.
     compare : mapping of str to pyarrow.Table
         The runs to compare, by the names the plan gives them.
+    query_texts, corpus_texts : pyarrow.Table, optional
+        ``id, text`` tables.
     """
 
     qrels: pa.Table
@@ -615,6 +635,8 @@ class CheckInputs:
     noise_run: pa.Table | None = None
     harness_output: pa.Table | None = None
     compare: Mapping[str, pa.Table] = field(default_factory=dict)
+    query_texts: pa.Table | None = None
+    corpus_texts: pa.Table | None = None
 
     def check_against(self, plan: CheckPlan) -> None:
         """Refuse inputs that do not hold what ``plan`` names."""

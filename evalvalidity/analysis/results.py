@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from evalvalidity.analysis.plan import CheckPlan, PoolKind, Severity, Verdict
 from evalvalidity.core import stats
 from evalvalidity.core.floors import Floor
 from evalvalidity.core.metrics import Metric
+
+if TYPE_CHECKING:
+    from evalvalidity.analysis.results_nulls import OtherNulls
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -260,6 +263,7 @@ class CheckResult:
     multi_gold_floor_share: float
     notes: tuple[str, ...]
     plan: CheckPlan | None = None
+    nulls: OtherNulls | None = None
 
     @property
     def model_score(self) -> float | None:

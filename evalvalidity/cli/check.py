@@ -55,6 +55,13 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_pool_arguments(parser, required=True)
     parser.add_argument(
+        "--units-rule",
+        metavar="prefix:SEP",
+        help="the run ranks segments DOC SEP SEGMENT of judged documents, e.g. prefix:# for "
+        "msmarco_v2.1_doc_54_319914167#4_733739871: map each id to the part before SEP "
+        "(no units file needed)",
+    )
+    parser.add_argument(
         "--metric", default="mrr@10", help="the metric (default mrr@10, i.e. rr@10)"
     )
     parser.add_argument(
@@ -160,6 +167,7 @@ _PLAN_ARGUMENTS = {
     "seeds": "auto",
     "ties": "trec_eval",
     "seed": 0,
+    "units_rule": None,
 }
 
 
@@ -231,6 +239,7 @@ def plan_from_args(args: argparse.Namespace) -> Any:
         ties=args.ties,
         seeds=seeds,  # type: ignore[arg-type]
         seed=args.seed,
+        units_rule=getattr(args, "units_rule", None),
     )
 
 

@@ -113,6 +113,142 @@ def _noise(check: NoiseCheck | None) -> dict[str, Any] | None:
     }
 
 
+def _other_nulls(result: CheckResult) -> dict[str, Any] | None:
+    """The other nulls as plain data (None when the check ran none)."""
+    nulls = result.nulls
+    if nulls is None:
+        return None
+    qi, sh, seg, holes, inv, ties = (
+        nulls.query_independent,
+        nulls.self_hits,
+        nulls.segments,
+        nulls.holes,
+        nulls.harness,
+        nulls.ties,
+    )
+    return {
+        "query_independent": None
+        if qi is None
+        else {
+            "floor": _num(qi.floor),
+            "ceiling": _num(qi.ceiling),
+            "shuffle": _interval(qi.shuffle),
+            "shuffle_variance": qi.shuffle_variance,
+            "shuffle_pairs_hit": qi.shuffle_pairs_hit,
+            "shuffle_skipped": qi.shuffle_skipped,
+            "popularity": _interval(qi.popularity),
+            "popularity_skipped": qi.popularity_skipped,
+            "hubs": [{"docid": h.docid, "count": h.count, "share": _num(h.share)} for h in qi.hubs],
+        },
+        "self_hits": None
+        if sh is None
+        else {
+            "queries_as_documents": sh.queries_as_documents,
+            "ranked_self": sh.ranked_self,
+            "judged_self": sh.judged_self,
+            "text_matches": sh.text_matches,
+            "examples": list(sh.examples),
+            "score_with": _num(sh.score_with),
+            "score_without": _num(sh.score_without),
+            "floor_with": _num(sh.floor_with),
+            "floor_without": _num(sh.floor_without),
+        },
+        "segments": None
+        if seg is None
+        else {
+            "separator": seg.separator,
+            "run_share": _num(seg.run_share),
+            "qrels_share": _num(seg.qrels_share),
+            "matched_share": _num(seg.matched_share),
+            "example": seg.example,
+            "segmented": seg.segmented,
+            "suggested": seg.suggested,
+            "applied": seg.applied,
+        },
+        "holes": None
+        if holes is None
+        else {
+            "k": holes.k,
+            "applicable": holes.applicable,
+            "judged_at_k": _num(holes.overall_judged),
+            "holes": holes.holes,
+            "score": _interval(holes.interval),
+            "depends": holes.depends,
+        },
+        "harness_invariants": None
+        if inv is None
+        else {
+            "rows": inv.rows,
+            "out_of_range": inv.out_of_range,
+            "max_value": _num(inv.max_value),
+            "above_one_recall": inv.above_one_recall,
+            "duplicated": inv.duplicated,
+            "missing": inv.missing,
+            "examples": list(inv.examples),
+        },
+        "ties": None
+        if ties is None
+        else {
+            "tied_queries": ties.tied_queries,
+            "score": _interval(ties.interval),
+            "threshold": _num(ties.threshold),
+            "moved": list(ties.moved),
+        },
+    }
+
+
+def _null_lines(result: CheckResult) -> list[tuple[str, str]]:
+    """(label, value) pairs of the other nulls, for the text and Markdown summaries."""
+    nulls = result.nulls
+    if nulls is None:
+        return []
+    rows: list[tuple[str, str]] = []
+    qi = nulls.query_independent
+    if qi is not None and qi.shuffle is not None:
+        rows.append(("query-shuffle null", qi.shuffle.format(3)))
+    if qi is not None and qi.popularity is not None:
+        rows.append(("popularity ranker [worst, best ties]", qi.popularity.format(3)))
+    if qi is not None and qi.hubs:
+        rows.append(("hub documents", ", ".join(f"{h.docid} ({h.count:,})" for h in qi.hubs[:3])))
+    sh = nulls.self_hits
+    if sh is not None and (sh.ranked_self or sh.judged_self or sh.text_matches):
+        rows.append(
+            (
+                "score with / without self-hits",
+                f"{_fmt(sh.score_with)} / {_fmt(sh.score_without)} (floor {_fmt(sh.floor_with)}"
+                f" / {_fmt(sh.floor_without)})",
+            )
+        )
+    seg = nulls.segments
+    if seg is not None and seg.segmented:
+        rows.append(
+            (
+                "segment ids",
+                f"units rule {seg.applied or 'none (offer ' + str(seg.suggested) + ')'}",
+            )
+        )
+    holes = nulls.holes
+    if holes is not None and holes.applicable:
+        rows.append(
+            (
+                f"judged@{holes.k}; score with holes",
+                f"{holes.overall_judged:.0%}; {holes.interval.format(3)}",
+            )
+        )
+    inv = nulls.harness
+    if inv is not None and (inv.out_of_range or inv.duplicated or inv.missing):
+        rows.append(
+            (
+                "harness rows out of range / duplicated / missing",
+                f"{inv.out_of_range:,} / {inv.duplicated:,} / {inv.missing:,}",
+            )
+        )
+    ties = nulls.ties
+    if ties is not None and ties.tied_queries:
+        rows.append(("model score over tie orders", ties.interval.format(3)))
+    return rows
+
+
 def _query_rows(result: CheckResult) -> list[dict[str, Any]]:
     t = result.queries
     rows = []
@@ -345,6 +481,7 @@ def _record(result: CheckResult, *, with_queries: bool) -> dict[str, Any]:
         "notes": list(result.notes),
         "queries": _query_rows(result) if with_queries else None,
         "plan": result.plan.to_dict() if result.plan is not None else None,
+        "other_nulls": _other_nulls(result),
     }
     return out
 
@@ -457,6 +594,8 @@ def to_text(result: CheckResult) -> str:
         )
         if p.assumption:
             lines.append(f"    variance of the differences: {p.assumption}")
+    for label, value in _null_lines(result):
+        lines.append(f"  {label}: {value}")
     flagged = sum(1 for f in result.queries.flags if f)
     lines.append(f"  {flagged:,} of {result.n_queries:,} queries flagged")
     for note in result.notes:
@@ -539,6 +678,8 @@ def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
             f"| smallest detectable difference | "
             f"{_fmt(result.power.min_detectable_difference, 3)} |"
         )
+    for label, value in _null_lines(result):
+        out.append(f"| {_md_escape(label)} | {_md_id(value)} |")
     flagged = [i for i, f in enumerate(result.queries.flags) if f][:max_queries]
     if flagged:
         t = result.queries
