@@ -7,7 +7,8 @@ RAG track's rerankers read) are JSON Lines, one query per line::
      "candidates": [{"docid": "msmarco_v2.1_doc_...", "score": 14.3, "doc": {...}}, ...]}
 
 ``query`` may also be the bare query ID (a string), and a qid may be an integer. Each
-candidate becomes one run row (qid, docid, score); ``doc`` is ignored. A row's ``line`` is the
+candidate becomes one run row (qid, docid, score); ``doc`` is ignored. A docid repeated in one
+request, or a query repeated on a later line, is a rejected row. A row's ``line`` is the
 line of its query, so every refusal names ``file:line`` (and the candidate's position).
 
 *MTEB saved predictions* (a retrieval task's ``save_predictions``) are one JSON document: the
@@ -136,11 +137,18 @@ def _request_rows(text: str, max_depth: int) -> tuple[list[tuple[str | None, ...
     if qid_error is not None:
         return [], qid_error
     rows: list[tuple[str | None, ...]] = []
+    first: dict[str, int] = {}
     for position, candidate in enumerate(obj["candidates"], start=1):
         docid, error = _docid_of(candidate, position)
         score = None
         if error is None and isinstance(candidate, dict):
             score, error = _score_of(candidate, position)
+        if error is None and docid is not None:
+            # checked here: the table's duplicate check tells rows apart by their line
+            if docid in first:
+                error = f"candidate {position}: duplicate docid {docid!r}, already candidate {first[docid]}"
+            else:
+                first[docid] = position
         rows.append((qid, docid, score, error))
     return rows, None
 
@@ -158,6 +166,7 @@ def read_rerank_requests(
     checks = row_checks(layout)
     max_depth = source.limits.max_json_depth
     total = max(source.size, 1)
+    seen: dict[str, int] = {}  # qid -> its line
     for number, lines in iter_lines(source):
         line_numbers: list[int] = []
         raws: list[str | None] = []
@@ -177,6 +186,14 @@ def read_rerank_requests(
                 if not text.strip():
                     continue
                 rows, error = _request_rows(text, max_depth)
+                qid = rows[0][0] if rows else None
+                if qid is not None and qid in seen:
+                    rows, error = (
+                        [],
+                        f"the query {qid!r} already has its candidates on line {seen[qid]}",
+                    )
+                elif qid is not None:
+                    seen[qid] = number + offset
             shown = text[:200]
             if error is not None or not rows:
                 if error is None:
