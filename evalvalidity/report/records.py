@@ -70,6 +70,10 @@ def _harness(check: HarnessCheck | None) -> dict[str, Any] | None:
         "measure": check.measure,
         "missing_queries": list(check.missing_queries),
         "ignored_queries": check.ignored_queries,
+        "depth": check.depth,
+        "implied_depth": check.implied_depth,
+        "missing_values": check.missing_values,
+        "zeros_left_out": check.zeros_left_out,
     }
 
 
