@@ -732,3 +732,17 @@ def test_read_texts_tsv_and_duplicates(tmp_path: Path) -> None:
     with pytest.raises(FileFormatError) as info:
         read_texts(str(path))
     assert str(info.value) == "queries.tsv:2: the id 'q1' appears twice (first on line 1)"
+
+
+def test_dashboard_live_page_runs_the_bundled_benchmark() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parent.parent
+    page = AppTest.from_file(str(root / "app" / "views" / "live.py"), default_timeout=180)
+    page.run()
+    page.button[0].click().run()
+    assert not page.exception
+    assert not page.error
+    assert page.subheader[0].value == "Verdict: healthy"
+    model, noise, floor = (float(m.value) for m in page.metric)
+    assert model > 5 * floor and noise < 3 * floor

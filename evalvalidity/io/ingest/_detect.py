@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from evalvalidity.errors import FileFormatError, ParameterError
 from evalvalidity.io.ingest._limits import exceeds_depth
-from evalvalidity.io.ingest._source import BOM, PARQUET_MAGIC, Source
+from evalvalidity.io.ingest._source import BOM, PARQUET_MAGIC, Source, SourceLike
 from evalvalidity.io.ingest._spec import (
     ALIASES,
     CANONICAL_FIELDS,
@@ -558,3 +558,19 @@ def header_mapping(det: Detected) -> str | None:
     if ignored:
         text += f" (ignored: {', '.join(str(k) for k in ignored)})"
     return text
+
+
+def mapped_header(
+    source: SourceLike, *, kind: str | None = None, display_name: str | None = None
+) -> str | None:
+    r""":func:`header_mapping` of a file: how its header's columns were read, or None.
+
+    None also when the file cannot be recognised (reading it says why).
+
+    >>> mapped_header(b"query_id\tdoc_id\tscore\nq1\td1\t0.5\n")
+    'qid ← query_id, docid ← doc_id, score ← score'
+    """
+    try:
+        return header_mapping(detect(Source(source, display_name), kind))
+    except (FileFormatError, ParameterError):
+        return None
