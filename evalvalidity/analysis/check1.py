@@ -11,6 +11,7 @@ from the standard error of ``M`` (:func:`seed_mean_std_error`, :func:`per_query_
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator
 
@@ -25,7 +26,6 @@ from evalvalidity.analysis.pools import (
     build_benchmark,
     compute_floor,
     simulation_layout,
-    split_by_query,
     strings,
 )
 from evalvalidity.analysis.results import HarnessCheck, Interval
@@ -390,67 +390,91 @@ def metric_depth(metric: Metric, bench: Benchmark) -> int | None:
     return metric.k
 
 
+#: Samples scored in one call of the scorer (bounds the simulated run's size in memory).
+_SCORE_BLOCK = 1 << 17
+
+#: Queries drawn at once by the built-in Check 1 (bounds the sampler's arrays in memory).
+_DRAW_BLOCK = 1 << 16
+
+
 def _score_samples(
     sample: simulate.PrefixSample,
-    namer: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    namer: Callable[[np.ndarray, np.ndarray], pa.Array],
     qrels: pa.Table,
     bench: Benchmark,
     metric: Metric,
     units: pa.Table | None,
     ties: str,
 ) -> np.ndarray:
-    """Score every sampled prefix with the package's own scorer; one value per sample."""
-    lengths = np.diff(sample.offsets)
-    sample_of_row = np.repeat(np.arange(sample.n_draws), lengths)
-    position = np.arange(len(sample.items)) - np.repeat(sample.offsets[:-1], lengths)
-    names = namer(sample.query[sample_of_row], sample.items)
-    sample_qid = np.char.add("s", np.arange(sample.n_draws).astype(str)).astype(object)
-    run = pa.table(
-        {
-            "qid": pa.array(sample_qid[sample_of_row], pa.string()),
-            "docid": pa.array(names, pa.string()),
-            "score": pa.array((lengths.max() - position).astype(np.float64)),
-            "rank": pa.array(position + 1, pa.int64()),
-            "line": pa.nulls(len(names), pa.int64()),
-        }
-    )
+    """Score every sampled prefix with the package's own scorer; one value per sample.
+
+    Sample ``i`` is the query ``s<i>``, judged by its query's judgements; the samples are
+    scored in blocks of ``_SCORE_BLOCK`` (each sample's score depends on its rows alone).
+    """
     qrels = conform(qrels, "qrels")
-    qq = strings(qrels.column("qid"))
-    qindex = np.searchsorted(bench.qids, qq)
-    qindex = np.minimum(qindex, len(bench.qids) - 1)
-    qrels_known = bench.qids[qindex] == qq
-    # Replicate each query's judgements for each of its samples.
-    samples_by_query = split_by_query(np.arange(sample.n_draws), sample.query, len(bench.qids))
+    n_queries = len(bench.qids)
+    qq = pc.index_in(qrels.column("qid"), value_set=pa.array(bench.qids, pa.string()))
+    qrels_known = qq.is_valid().to_numpy(zero_copy_only=False)
+    qindex = qq.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     rows = np.flatnonzero(qrels_known)
-    per_row = np.array([len(samples_by_query[qindex[r]]) for r in rows], dtype=np.int64)
-    row_rep = np.repeat(rows, per_row)
-    sample_rep = (
-        np.concatenate([samples_by_query[qindex[r]] for r in rows])
-        if len(rows)
-        else np.zeros(0, dtype=np.int64)
-    )
-    replicated = pa.table(
-        {
-            "qid": pa.array(sample_qid[sample_rep], pa.string()),
-            "docid": qrels.column("docid").take(pa.array(row_rep)),
-            "rel": qrels.column("rel").take(pa.array(row_rep)),
-            "line": pa.nulls(len(row_rep), pa.int64()),
-        }
-    )
-    scored = score_run(
-        run,
-        replicated,
-        [metric],
-        units=units,
-        ties=ties,
-        unranked="zero",
-        run_name="simulated noise run",
-        qrels_name="judgements",
-    )
+    row_query = qindex[rows]
     values = np.zeros(sample.n_draws)
-    index = np.array([int(q[1:]) for q in scored.qids.tolist()], dtype=np.int64)
-    values[index] = scored.values[metric.name]
+    for start in range(0, sample.n_draws, _SCORE_BLOCK):
+        stop = min(start + _SCORE_BLOCK, sample.n_draws)
+        lo, hi = int(sample.offsets[start]), int(sample.offsets[stop])
+        lengths = np.diff(sample.offsets[start : stop + 1])
+        sample_of_row = np.repeat(np.arange(start, stop), lengths)
+        position = np.arange(hi - lo) - np.repeat(sample.offsets[start:stop] - lo, lengths)
+        names = namer(sample.query[sample_of_row], sample.items[lo:hi])
+        run = pa.table(
+            {
+                "qid": _sample_names(sample_of_row),
+                "docid": pa.array(names, pa.string()),
+                "score": pa.array((lengths.max() - position).astype(np.float64)),
+                "rank": pa.array(position + 1, pa.int64()),
+                "line": pa.nulls(len(names), pa.int64()),
+            }
+        )
+        # Replicate each query's judgements for each of its samples (rows in file order).
+        block_query = sample.query[start:stop]
+        by_query = np.argsort(block_query, kind="stable")
+        sample_offsets = np.concatenate(
+            ([0], np.cumsum(np.bincount(block_query, minlength=n_queries)))
+        )
+        per_row = np.diff(sample_offsets)[row_query]
+        row_rep = np.repeat(rows, per_row)
+        ends = np.cumsum(per_row)
+        within = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - per_row, per_row)
+        sample_rep = start + by_query[np.repeat(sample_offsets[row_query], per_row) + within]
+        take = pa.array(row_rep, pa.int64())
+        replicated = pa.table(
+            {
+                "qid": _sample_names(sample_rep),
+                "docid": qrels.column("docid").take(take),
+                "rel": qrels.column("rel").take(take),
+                "line": pa.nulls(len(row_rep), pa.int64()),
+            }
+        )
+        scored = score_run(
+            run,
+            replicated,
+            [metric],
+            units=units,
+            ties=ties,
+            unranked="zero",
+            run_name="simulated noise run",
+            qrels_name="judgements",
+        )
+        index = pc.cast(
+            pc.utf8_slice_codeunits(pa.array(scored.qids, pa.string()), 1), pa.int64()
+        ).to_numpy(zero_copy_only=False)
+        values[index] = scored.values[metric.name]
     return values
+
+
+def _sample_names(index: np.ndarray) -> pa.Array:
+    """The query ids ``s<i>`` of the samples ``index``."""
+    return pc.binary_join_element_wise("s", pa.array(index, pa.int64()).cast(pa.string()), "")
 
 
 def builtin_check1(
@@ -499,17 +523,37 @@ def builtin_check1(
         return None
 
     def draw(n_seeds: int, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        sample = simulate.sample_prefixes(
-            layout,
-            n_seeds,
-            depth=depth,
-            doc_depth=doc_depth,
-            gold_weight=weights,
-            rng=rng,
-            first_draw=first,
+        # Blocks of queries, one after the other from the same generator: a benchmark of at
+        # most _DRAW_BLOCK queries is drawn in one go.
+        parts = []
+        for a in range(0, layout.n_queries, _DRAW_BLOCK):
+            b = min(a + _DRAW_BLOCK, layout.n_queries)
+            g0, g1 = int(layout.gold_offsets[a]), int(layout.gold_offsets[b])
+            block = simulate.PoolLayout(
+                layout.pool_size[a:b],
+                layout.gold_offsets[a : b + 1] - g0,
+                layout.gold_items[g0:g1],
+                chunk_doc=layout.chunk_doc,
+            )
+            sample = simulate.sample_prefixes(
+                block,
+                n_seeds,
+                depth=depth,
+                doc_depth=doc_depth,
+                gold_weight=weights[a:b],
+                rng=rng,
+                first_draw=first,
+            )
+            sample = dataclasses.replace(sample, query=sample.query + a)
+            values = _score_samples(sample, namer, qrels, bench, metric, units, ties)
+            parts.append((values, sample.weight, sample.query))
+        if len(parts) == 1:
+            return parts[0]
+        return (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]),
         )
-        values = _score_samples(sample, namer, qrels, bench, metric, units, ties)
-        return values, sample.weight, sample.query
 
     q = layout.n_queries
     if seeds == "auto":
