@@ -6,7 +6,7 @@ import streamlit as st
 from app import explain, state, widgets
 from evalvalidity.analysis import examples as demo
 from evalvalidity.errors import EvalValidityError
-from evalvalidity.io.ingest import KINDS
+from evalvalidity.io.ingest import KINDS, mapped_header
 from evalvalidity.io.workspace import DatasetInfo
 
 KIND_HELP = {
@@ -81,6 +81,9 @@ for upload in uploads or []:
                     f"Detected **{found.kind}** in **{found.format}** format{gz} · "
                     f"{explain.count(found.n_rows, 'good row')}"
                 )
+                mapping = mapped_header(upload.getvalue(), kind=kind, display_name=upload.name)
+                if mapping is not None:
+                    st.caption(f"Columns: {explain.md(mapping)}")
                 for warning in found.warnings:
                     st.caption(explain.md(warning))
         if not found.ok:

@@ -114,9 +114,11 @@ def _ingest(
     n_skipped = 0
     unit = "line"
     sink: Sink
-    if det.format == "json":
-        resolved, sink = read_json_document(source, det, kind, make_sink, log, con)
-        det = Detected("json", resolved, det.layout)
+    if det.format in ("json", "mteb"):
+        resolved, sink = read_json_document(
+            source, det, det.kind if det.format == "mteb" else kind, make_sink, log, con
+        )
+        det = Detected(det.format, resolved, det.layout)
         unit = "record"
     else:
         sink = make_sink(det.kind)
@@ -125,6 +127,10 @@ def _ingest(
             unit = "record"
         elif det.format == "jsonl":
             read_jsonl(source, det, sink, log, con, progress)
+        elif det.format == "trec_rag":
+            from evalvalidity.io.ingest._exports import read_rerank_requests
+
+            read_rerank_requests(source, det, sink, log, con, progress)
         else:
             sample = [text for _, text in sample_lines(source)]
             if not read_fast(source, det, sample, sink, progress):
