@@ -21,6 +21,7 @@ evalvalidity.errors.ParameterError: The 'k' parameter of f must be an int >= 1. 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TypeGuard
 
@@ -31,11 +32,16 @@ from evalvalidity.errors import ParameterError
 
 __all__ = [
     "_brief",
+    "_choice",
     "_finite_matrix",
     "_finite_values",
     "_generator",
     "_int_at_least",
     "_is_real",
+    "_open_unit",
+    "_per_query",
+    "_positive",
+    "_same_length",
     "_show",
     "_shown",
     "_weighted_bincount",
@@ -162,3 +168,60 @@ def _weighted_bincount(x: IntArray | IndexArray, weights: FloatArray, minlength:
     dtype('float64')
     """
     return np.bincount(x, weights=weights, minlength=minlength).astype(np.float64, copy=False)
+
+
+def _same_length(a: FloatArray, b: FloatArray, names: tuple[str, str], func: str) -> None:
+    """Raise unless the paired per-query arrays ``a`` and ``b`` have as many values."""
+    if a.size != b.size:
+        raise ParameterError(
+            f"The {names[0]!r} and {names[1]!r} parameters of {func} must hold one value per "
+            f"query for the same queries. Got {a.size} and {b.size} values instead."
+        )
+
+
+def _open_unit(value: object, name: str, func: str) -> float:
+    """Return ``value`` as a float when it is a real number in (0, 1), else raise."""
+    if not _is_real(value) or not 0.0 < float(value) < 1.0:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be a float in (0, 1). "
+            f"Got {_shown(value)} instead."
+        )
+    return float(value)
+
+
+def _positive(value: object, name: str, func: str) -> float:
+    """Return ``value`` as a float when it is a finite real number > 0, else raise."""
+    if not _is_real(value) or not math.isfinite(float(value)) or float(value) <= 0.0:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be a finite float > 0. "
+            f"Got {_shown(value)} instead."
+        )
+    return float(value)
+
+
+def _choice(value: object, choices: tuple[str, ...], name: str, func: str) -> str:
+    """Return ``value`` when it is one of the strings ``choices``, else raise."""
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be one of {listed}. "
+            f"Got {_shown(value)} instead."
+        )
+    return value
+
+
+def _per_query(value: object, n: int, name: str, func: str) -> FloatArray:
+    """Broadcast a scalar to n queries, or check an array of n finite numbers."""
+    if _is_real(value):
+        if not math.isfinite(float(value)):
+            raise ParameterError(
+                f"The '{name}' parameter of {func} must be finite. Got {_shown(value)} instead."
+            )
+        return np.full(n, float(value))
+    array = _finite_values(value, name, func, min_size=1)
+    if array.size != n:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be a number or hold one value per query "
+            f"({n}). Got {array.size} values instead."
+        )
+    return array

@@ -43,8 +43,24 @@ from scipy import optimize, sparse, special
 from scipy import stats as sps
 from scipy.sparse import csgraph
 
-from evalvalidity.core._validate import _finite_values, _generator, _int_at_least, _shown  # isort: skip  # fmt: skip
-from evalvalidity.core.stats import _BLOCK_ELEMENTS, Interval, _choice, _open_unit, _paired_t_power, _positive, _power_target, _same_length, _sign_flip_p_value, _topic_set_size  # isort: skip  # fmt: skip
+from evalvalidity.core._validate import (
+    _choice,
+    _finite_values,
+    _generator,
+    _int_at_least,
+    _open_unit,
+    _positive,
+    _same_length,
+    _shown,
+)
+from evalvalidity.core.stats import (
+    _BLOCK_ELEMENTS,
+    Interval,
+    _paired_t_power,
+    _power_target,
+    _sign_flip_p_value,
+    _topic_set_size,
+)
 from evalvalidity.errors import EvalValidityWarning, ParameterError
 
 __all__ = [

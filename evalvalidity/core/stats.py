@@ -47,10 +47,15 @@ from scipy import optimize, special
 from scipy import stats as sps
 
 from evalvalidity.core._validate import (
+    _choice,
     _finite_values,
     _generator,
     _int_at_least,
     _is_real,
+    _open_unit,
+    _per_query,
+    _positive,
+    _same_length,
     _shown,
 )
 from evalvalidity.core.types import (
@@ -280,42 +285,6 @@ class RunComparison:
 # --------------------------------------------------------------------------------------------
 # Validation
 # --------------------------------------------------------------------------------------------
-
-
-def _same_length(a: FloatArray, b: FloatArray, names: tuple[str, str], func: str) -> None:
-    if a.size != b.size:
-        raise ParameterError(
-            f"The {names[0]!r} and {names[1]!r} parameters of {func} must hold one value per "
-            f"query for the same queries. Got {a.size} and {b.size} values instead."
-        )
-
-
-def _open_unit(value: object, name: str, func: str) -> float:
-    if not _is_real(value) or not 0.0 < float(value) < 1.0:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be a float in (0, 1). "
-            f"Got {_shown(value)} instead."
-        )
-    return float(value)
-
-
-def _positive(value: object, name: str, func: str) -> float:
-    if not _is_real(value) or not math.isfinite(float(value)) or float(value) <= 0.0:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be a finite float > 0. "
-            f"Got {_shown(value)} instead."
-        )
-    return float(value)
-
-
-def _choice(value: object, choices: tuple[str, ...], name: str, func: str) -> str:
-    if not isinstance(value, str) or value not in choices:
-        listed = ", ".join(repr(c) for c in choices)
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be one of {listed}. "
-            f"Got {_shown(value)} instead."
-        )
-    return value
 
 
 def _warn_constant(what: str, func: str) -> None:
@@ -692,23 +661,6 @@ def ratio_interval(
     if degenerate:
         _warn_constant("the per-query ratios (or their variances)", func)
     return Interval(estimate, low, high, confidence, kind)
-
-
-def _per_query(value: object, n: int, name: str, func: str) -> FloatArray:
-    """Broadcast a scalar to n queries, or check an array of n finite numbers."""
-    if _is_real(value):
-        if not math.isfinite(float(value)):
-            raise ParameterError(
-                f"The '{name}' parameter of {func} must be finite. Got {_shown(value)} instead."
-            )
-        return np.full(n, float(value))
-    array = _finite_values(value, name, func, min_size=1)
-    if array.size != n:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be a number or hold one value per query "
-            f"({n}). Got {array.size} values instead."
-        )
-    return array
 
 
 def _ratio_delta(
