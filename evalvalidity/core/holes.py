@@ -219,7 +219,7 @@ class HoleBounds:
     @property
     def depends_on_holes(self) -> np.ndarray:
         """True for the queries whose value changes when their holes are filled."""
-        return np.abs(self.filled - self.scored) > 1e-12
+        return np.asarray(np.abs(self.filled - self.scored) > 1e-12)
 
 
 def hole_bounds(
