@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -431,8 +431,11 @@ def _benjamini_hochberg(p_values: FloatArray) -> FloatArray:
     return adjusted
 
 
-def _paired_t_power(effect: float, n: FloatArray | int, alpha: float) -> FloatArray:
-    """Two-sided paired t power with ``n`` queries and standardised difference ``effect``."""
+def _paired_t_power(effect: float, n: FloatArray | float, alpha: float) -> FloatArray:
+    """Two-sided paired t power with ``n`` queries and standardised difference ``effect``.
+
+    ``n`` may be fractional: an effective number of queries (n / design effect).
+    """
     n = np.asarray(n, dtype=np.float64)
     df = n - 1.0
     critical = sps.t.isf(alpha / 2.0, df)
@@ -1123,7 +1126,9 @@ def _power_target(power: object, alpha: float, func: str) -> float:
     return float(power)
 
 
-def _min_detectable_difference(std: float, n: int, alpha: float, power: float) -> float:
+def _min_detectable_difference(std: float, n: float, alpha: float, power: float) -> float:
+    """The difference, in units of ``std``, detected with ``power`` by ``n`` (effective) queries."""
+
     def shortfall(effect: float) -> float:
         return float(_paired_t_power(effect, n, alpha)) - power
 
@@ -1208,10 +1213,24 @@ def _topic_set_size(effect: float, alpha: float, power: float) -> int:
             )
         low = high
         high *= 2
-    # Invariant: power(low) < target (or low = 1), power(high) >= target.
+    return _smallest_sufficient(
+        low, high, lambda n: float(_paired_t_power(effect, n, alpha)) >= power
+    )
+
+
+def _smallest_sufficient(low: int, high: int, enough: Callable[[int], bool]) -> int:
+    """The smallest n in (low, high] with ``enough(n)``, by bisection (``enough`` rises with n).
+
+    Needs ``enough(high)`` and not ``enough(low)`` (or ``low = 1``); n = 1 never suffices.
+
+    Examples
+    --------
+    >>> _smallest_sufficient(1, 64, lambda n: n * n >= 40)
+    7
+    """
     while high - low > 1:
         middle = (low + high) // 2
-        if middle >= 2 and float(_paired_t_power(effect, middle, alpha)) >= power:
+        if middle >= 2 and enough(middle):
             high = middle
         else:
             low = middle
