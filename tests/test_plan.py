@@ -29,6 +29,7 @@ from evalvalidity.analysis.plan import (
 )
 from evalvalidity.analysis.rules import RULES
 from evalvalidity.cli import main
+from evalvalidity.core.floors import noise_floor
 from evalvalidity.errors import ParameterError
 from evalvalidity.report import records as report
 
@@ -290,13 +291,30 @@ def _harness(values, n):
 def _scenarios():
     n = 20
     corpus = PoolSpec(corpus_size=1000)
-    floor = check_tables(None, _qrels(n), pool=corpus, seeds=2).headroom.floor
     model = _ranked(n, 1)
     leak = _ranked(n, 1)
     yield check_tables(None, _qrels(2), pool=PoolSpec(corpus_size=2), seeds=30)
     yield check_tables(None, _qrels(2), pool=PoolSpec(corpus_size=8), seeds=30)
-    yield check_tables(None, _qrels(n), pool=corpus, harness_output=_harness([2 * floor] * 2, n))
-    yield check_tables(None, _qrels(n), pool=corpus, harness_output=_harness([1.1 * floor] * 2, n))
+    # Check 1 on a harness compares with the floor's exact variance: a pool of 8 and 30 values
+    # per query make 2x and 1.1x the floor distinguishable from it
+    small = PoolSpec(corpus_size=8)
+    floor8 = float(noise_floor("rr@10", 8, 1).expected[0])
+    yield check_tables(None, _qrels(n), pool=small, harness_output=_harness([2 * floor8] * 30, n))
+    yield check_tables(None, _qrels(n), pool=small, harness_output=_harness([1.1 * floor8] * 30, n))
+    # only non-zero values written (half the queries, no 0): counted as zeros
+    yield check_tables(None, _qrels(n), pool=small, harness_output=_harness([1.0], n // 2))
+    # some queries missing beside real zeros
+    yield check_tables(None, _qrels(n), pool=small, harness_output=_harness([0.0, 1.0], n // 2))
+    # runs of 1,000 items scored as if only the top 100 were read
+    at_100 = float(noise_floor("rr@100", 1000, 1).expected[0])
+    yield check_tables(
+        None,
+        _qrels(n),
+        pool=corpus,
+        metric="rr",
+        harness_output=_harness([at_100] * 400, n),
+        harness_depth=1000,
+    )
     yield check_tables(model, _qrels(n), pool=corpus, noise_run=leak, seeds=4)
     no_leak = Thresholds(leak_z=1e9)
     yield check_tables(model, _qrels(n), pool=corpus, noise_run=leak, seeds=4, thresholds=no_leak)

@@ -280,7 +280,17 @@ def check_benchmark(
         progress(0.3, "Check 1")
     harness: HarnessCheck | None
     if inputs.harness_output is not None:
-        harness = harness_check1(bench, floor, metric, inputs.harness_output, notes)
+        harness = harness_check1(
+            bench,
+            floor,
+            metric,
+            inputs.harness_output,
+            notes,
+            pool=pool,
+            rng=rng,
+            depth=plan.harness_depth,
+            seeds=plan.harness_seeds,
+        )
     else:
         harness = builtin_check1(
             bench,
@@ -442,6 +452,8 @@ def check_tables(
     metric: str | Metric = "rr@10",
     noise_run: pa.Table | None = None,
     harness_output: pa.Table | None = None,
+    harness_depth: int | None = None,
+    harness_seeds: int | None = None,
     other_runs: Mapping[str, pa.Table] | None = None,
     run_name: str = "run",
     seeds: int | str = "auto",
@@ -466,6 +478,8 @@ def check_tables(
         As in :class:`~evalvalidity.analysis.plan.CheckPlan`.
     noise_run, harness_output : pyarrow.Table, optional
         The noise run (Check 2) and the harness's output on random runs (Check 1 on it).
+    harness_depth, harness_seeds : int, optional
+        The random runs' depth and number (their manifest's ``depth`` and ``seeds``).
     other_runs : mapping of str to pyarrow.Table, optional
         More runs to compare with ``run``.
     progress : callable, optional
@@ -486,7 +500,7 @@ def check_tables(
         noise_source=noise_source,
         thresholds=thresholds,
         seed=seed,
-    )
+    ).replace(harness_depth=harness_depth, harness_seeds=harness_seeds)
     inputs = CheckInputs(
         qrels=qrels,
         pool=pool,

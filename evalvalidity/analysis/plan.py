@@ -368,6 +368,12 @@ class CheckPlan:
     harness_output : DatasetRef, optional
         The team's harness's per-query values on noise runs: Check 1 runs on it instead of the
         built-in simulation.
+    harness_depth : int, optional
+        Items per query of the random runs the harness scored (their manifest's ``depth``);
+        None: random-runs' default, 1,000. Check 1 compares with the floor at that depth.
+    harness_seeds : int, optional
+        How many random runs the harness scored (the manifest's ``seeds``); None: as many as
+        the output shows.
     metric : str
         Default ``rr@10`` (MRR@10).
     ties : {"trec_eval", "given", "average"}
@@ -389,6 +395,8 @@ class CheckPlan:
     noise_source: NoiseSource = "noise-run"
     noise_components_off: tuple[str, ...] | None = None
     harness_output: DatasetRef | None = None
+    harness_depth: int | None = None
+    harness_seeds: int | None = None
     metric: str = "rr@10"
     ties: TiePolicy = "trec_eval"
     seeds: int | Literal["auto"] = "auto"
@@ -412,6 +420,15 @@ class CheckPlan:
                 "The 'ties' parameter of check_benchmark must be 'trec_eval', 'given' or "
                 f"'average'. Got {self.ties!r} instead."
             )
+        for name in ("harness_depth", "harness_seeds"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ParameterError(
+                    f"The {name!r} parameter of check_benchmark must be None or an int >= 1. "
+                    f"Got {value!r} instead."
+                )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ParameterError(
                 f"The 'seed' parameter of check_benchmark must be an int >= 0. Got {self.seed!r} "
@@ -473,6 +490,8 @@ class CheckPlan:
                 list(self.noise_components_off) if self.noise_components_off is not None else None
             ),
             "harness_output": _ref_dict(self.harness_output),
+            "harness_depth": self.harness_depth,
+            "harness_seeds": self.harness_seeds,
             "metric": self.metric,
             "ties": self.ties,
             "seeds": self.seeds,
@@ -502,7 +521,7 @@ class CheckPlan:
         >>> CheckPlan.from_dict({"schema_version": 1, "qrels": None, "colour": "red"})
         Traceback (most recent call last):
         ...
-        evalvalidity.errors.ParameterError: Unknown key 'colour' in a check plan; expected some of schema_version, qrels, pool, run, run_name, compare, noise_run, noise_source, noise_components_off, harness_output, metric, ties, seeds, seed, thresholds.
+        evalvalidity.errors.ParameterError: Unknown key 'colour' in a check plan; expected some of schema_version, qrels, pool, run, run_name, compare, noise_run, noise_source, noise_components_off, harness_output, harness_depth, harness_seeds, metric, ties, seeds, seed, thresholds.
         """
         if not isinstance(record, Mapping):
             raise ParameterError(f"A check plan must be an object. Got {record!r}.")

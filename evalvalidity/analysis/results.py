@@ -100,6 +100,11 @@ class HarnessCheck:
     missing_queries: tuple[str, ...] = ()
     ignored_queries: int = 0
     measure: str | None = None
+    depth: int | None = None  # items per query of the random runs (None: the whole pool)
+    implied_depth: int | None = None  # the depth the harness's values match, when not depth
+    missing_values: int = 0  # (query, seed) values the harness output lacks
+    expected_values: int = 0  # queries x seeds
+    zeros_left_out: bool = False  # the missing values were counted as 0
 
 
 @dataclass(frozen=True)

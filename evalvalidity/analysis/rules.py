@@ -12,7 +12,7 @@ Rules of scope ``noise`` are walked once for the noise run and once for the live
 Examples
 --------
 >>> sorted({rule.code for rule in RULES})[:4]
-['check1_passed', 'check1_ratio', 'few_standard_errors', 'gold_missing']
+['check1_depth', 'check1_missing_values', 'check1_passed', 'check1_ratio']
 >>> rule = next(r for r in RULES if r.code == "no_headroom")
 >>> rule.severity, rule.threshold
 ('broken', 'floor_share_broken')
@@ -157,6 +157,11 @@ def _check1_words(f: Findings) -> dict[str, Any]:
         "ratio_text": h.ratio.format(),
         "diagnosis": f" {diagnosis}" if diagnosis else "",
     }
+
+
+def _missing_numbers(f: Findings) -> dict[str, Any]:
+    h = f.harness_check
+    return {"missing_values": h.missing_values, "expected_values": h.expected_values}
 
 
 def _outside_band(f: Findings) -> bool:
@@ -317,6 +322,40 @@ RULES: tuple[Rule, ...] = (
         lambda f: f.harness_check.passed,
         _check1_numbers,
         _check1_words,
+    ),
+    Rule(
+        "check1_missing_values",
+        "warning",
+        "Your harness output has no value for {missing_values:,} of the {expected_values:,} "
+        "(query, random run) pairs and none of its values is 0: it seems to write only "
+        "queries with a non-zero score. Check 1 counted the missing ones as 0; make the harness "
+        "write every query (trec_eval: -c) so that a missing query is not mistaken for a zero.",
+        None,
+        "harness",
+        lambda f: f.harness_check.missing_values > 0 and f.harness_check.zeros_left_out,
+        _missing_numbers,
+    ),
+    Rule(
+        "check1_missing_values",
+        "warning",
+        "Your harness output has no value for {missing_values:,} of the {expected_values:,} "
+        "(query, random run) pairs; Check 1 compares the values it has, query by query. A "
+        "harness that skips queries may also skip them when it scores a model.",
+        None,
+        "harness",
+        lambda f: f.harness_check.missing_values > 0 and not f.harness_check.zeros_left_out,
+        _missing_numbers,
+    ),
+    Rule(
+        "check1_depth",
+        "warning",
+        "Your harness's values match random rankings read to depth {implied_depth:,}, not the "
+        "{depth:,} items per query the random runs hold: check how deep your harness reads "
+        "(or which runs it scored) and the depth declared (the runs' manifest.json).",
+        None,
+        "harness",
+        lambda f: f.harness_check.implied_depth is not None and f.harness_check.depth is not None,
+        lambda f: {"implied_depth": f.harness_check.implied_depth, "depth": f.harness_check.depth},
     ),
     Rule(
         "noise_leak",

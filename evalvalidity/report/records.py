@@ -10,16 +10,28 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping
+from json.encoder import encode_basestring
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from evalvalidity.analysis.results import CheckResult, HarnessCheck, Interval, NoiseCheck
+from evalvalidity.errors import ParameterError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FLAG_TEXT", "to_dict", "to_frame", "to_json", "to_markdown", "to_text"]
+__all__ = [
+    "FLAG_TEXT",
+    "iter_json",
+    "to_dict",
+    "to_frame",
+    "to_json",
+    "to_markdown",
+    "to_text",
+    "write_json",
+]
 
 #: What each triage flag means, for tables and tooltips.
 FLAG_TEXT: dict[str, str] = {
@@ -70,6 +82,10 @@ def _harness(check: HarnessCheck | None) -> dict[str, Any] | None:
         "measure": check.measure,
         "missing_queries": list(check.missing_queries),
         "ignored_queries": check.ignored_queries,
+        "depth": check.depth,
+        "implied_depth": check.implied_depth,
+        "missing_values": check.missing_values,
+        "zeros_left_out": check.zeros_left_out,
     }
 
 
@@ -122,6 +138,91 @@ def _query_rows(result: CheckResult) -> list[dict[str, Any]]:
     return rows
 
 
+#: Triage rows formatted at once by :func:`write_json` (bounds the text held in memory).
+_JSON_BLOCK = 1 << 16
+
+#: The per-query keys of the JSON rows, in order, with their column's kind.
+_ROW_KEYS = (
+    ("qid", "str"),
+    ("pool_size", "int"),
+    ("gold", "int"),
+    ("judged", "int"),
+    ("k", "k"),
+    ("floor", "float"),
+    ("floor_std", "float"),
+    ("ceiling", "float"),
+    ("headroom", "float"),
+    ("model", "float"),
+    ("noise", "float"),
+    ("z", "float"),
+    ("floor_share", "float"),
+    ("flags", "flags"),
+)
+
+
+def _float_texts(values: np.ndarray) -> list[str]:
+    """``json.dumps`` of each value as :func:`_num` gives it: repr, or null when not finite."""
+    values = np.asarray(values, dtype=np.float64)
+    texts = list(map(float.__repr__, values.tolist()))
+    for i in np.flatnonzero(~np.isfinite(values)).tolist():
+        texts[i] = "null"
+    return texts
+
+
+def _flags_text(flags: tuple[str, ...], pad: str) -> str:
+    if not flags:
+        return "[]"
+    inner = f",\n{pad}  ".join(json.dumps(f, ensure_ascii=False) for f in flags)
+    return f"[\n{pad}  {inner}\n{pad}]"
+
+
+def _query_rows_json(result: CheckResult, level: int) -> Iterator[str]:
+    """The JSON text of :func:`_query_rows` (``indent=2`` at nesting ``level``), in pieces.
+
+    Built a block of rows at a time from the table's columns, byte for byte as ``json.dumps``
+    writes the list of row dicts.
+    """
+    t = result.queries
+    n = len(t)
+    if n == 0:
+        yield "[]"
+        return
+    outer = "  " * level
+    pad = outer + "    "
+    keys = [key for key, _ in _ROW_KEYS]
+    template = (
+        f"{outer}  {{\n"
+        + "".join(f"{pad}{json.dumps(key)}: %s,\n" for key in keys[:-1])
+        + f"{pad}{json.dumps(keys[-1])}: %s\n{outer}  }}"
+    )
+    k_text = "null" if t.k is None else str(int(t.k))
+    flag_texts: dict[tuple[str, ...], str] = {}
+    yield "[\n"
+    for start in range(0, n, _JSON_BLOCK):
+        stop = min(start + _JSON_BLOCK, n)
+        columns: list[Any] = []
+        for key, kind in _ROW_KEYS:
+            if kind == "str":
+                columns.append(map(encode_basestring, map(str, t.qid[start:stop].tolist())))
+            elif kind == "int":
+                columns.append(map(str, np.asarray(getattr(t, key)[start:stop]).tolist()))
+            elif kind == "k":
+                columns.append([k_text] * (stop - start))
+            elif kind == "float":
+                columns.append(_float_texts(getattr(t, key)[start:stop]))
+            else:
+                texts = []
+                for f in t.flags[start:stop]:
+                    text = flag_texts.get(f)
+                    if text is None:
+                        text = flag_texts[f] = _flags_text(tuple(f), pad)
+                    texts.append(text)
+                columns.append(texts)
+        body = ",\n".join(template % row for row in zip(*columns, strict=True))
+        yield body if start == 0 else ",\n" + body
+    yield f"\n{outer}]"
+
+
 def to_dict(result: CheckResult) -> dict[str, Any]:
     """The check as plain JSON-ready data (the ``--format json`` contract).
 
@@ -132,6 +233,10 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
     rows) and ``plan`` (the :class:`~evalvalidity.analysis.plan.CheckPlan` that ran, as data).
     NaN and infinities are written as null.
     """
+    return _record(result, with_queries=True)
+
+
+def _record(result: CheckResult, *, with_queries: bool) -> dict[str, Any]:
     head = result.headroom
     inferred = result.inferred_n
     live = result.live or result.noise
@@ -238,7 +343,7 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             ],
         },
         "notes": list(result.notes),
-        "queries": _query_rows(result),
+        "queries": _query_rows(result) if with_queries else None,
         "plan": result.plan.to_dict() if result.plan is not None else None,
     }
     return out
@@ -246,7 +351,35 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
 
 def to_json(result: CheckResult, *, indent: int | None = 2) -> str:
     """The JSON text of :func:`to_dict`; byte-identical for identical inputs and seed."""
-    return json.dumps(to_dict(result), indent=indent, ensure_ascii=False, allow_nan=False)
+    if indent != 2:
+        return json.dumps(to_dict(result), indent=indent, ensure_ascii=False, allow_nan=False)
+    return "".join(iter_json(result))
+
+
+def iter_json(result: CheckResult, extra: Mapping[str, Any] | None = None) -> Iterator[str]:
+    """The text of :func:`to_json` (``indent=2``) in pieces, the triage rows a block at a time.
+
+    The per-query rows are formatted from the triage table's columns (no dict per query), so
+    a check of millions of queries streams its JSON in bounded memory. ``extra`` adds keys
+    after :func:`to_dict`'s own (the command line's clustered statistics, leaderboard, gate).
+    """
+    data = _record(result, with_queries=False)
+    for key, value in (extra or {}).items():
+        if key in data:
+            raise ParameterError(f"The extra key {key!r} of iter_json is a key of the record.")
+        data[key] = value
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    marker = '\n  "queries": null'
+    at = text.index(marker) + len(marker) - len("null")
+    yield text[:at]
+    yield from _query_rows_json(result, 1)
+    yield text[at + len("null") :]
+
+
+def write_json(result: CheckResult, handle: TextIO) -> None:
+    """Write :func:`to_json`'s text to ``handle`` piece by piece (see :func:`iter_json`)."""
+    for piece in iter_json(result):
+        handle.write(piece)
 
 
 def to_frame(result: CheckResult) -> pd.DataFrame:
