@@ -395,7 +395,8 @@ def _ranking(
     judged = judged.filter(pc.equal(judged.column("qid"), qid)).to_pandas()
     grades = dict(zip(judged["docid"].astype(str), judged["rel"].astype(int), strict=False))
     ranked["grade"] = [grades.get(str(d)) for d in ranked["docid"]]
-    return ranked.head(depth)
+    head: pd.DataFrame = ranked.head(depth)
+    return head
 
 
 def ranking(cfg: demo.Preset, qid: str, depth: int = 50) -> pd.DataFrame:

@@ -328,7 +328,8 @@ def fit_to_pool(
     rows, q = rows[order], q[order]
     offsets = csr_offsets(q, len(pool_size))
     rank = np.arange(len(rows)) - offsets[q]
-    return rows[rank < pool_size[q]]
+    kept: np.ndarray = rows[rank < pool_size[q]]
+    return kept
 
 
 def split_by_query(values: np.ndarray, query: np.ndarray, n_queries: int) -> list[np.ndarray]:

@@ -778,7 +778,7 @@ def _ties_move(f: Findings) -> bool:
     if not _has_ties(f):
         return False
     t = _ties(f)
-    return t.interval.high - t.interval.low > _detectable(f)
+    return bool(t.interval.high - t.interval.low > _detectable(f))
 
 
 def _model_tie_numbers(f: Findings) -> dict[str, Any]:

@@ -788,4 +788,5 @@ def load_embedder(name: str) -> Callable[[list[str]], object]:
             f"The embedder {name!r} must be callable as embed(texts: list[str]). "
             f"Got {type(target).__name__} instead."
         )
-    return target
+    embed: Callable[[list[str]], object] = target
+    return embed

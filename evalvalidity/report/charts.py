@@ -132,7 +132,7 @@ def _data(frame: pd.DataFrame) -> alt.Data:
                 value = None
             clean[str(key)] = value
         records.append(clean)
-    return alt.Data(values=records)
+    return alt.Data(values=records)  # type: ignore[no-untyped-call]  # altair's Data has no annotations
 
 
 def _layered(

@@ -282,7 +282,7 @@ def estimated_text_bytes(source: Source) -> int:
                 )
             except Exception:  # a corrupt file: the reader will say what is wrong
                 return source.size
-            return max(source.size, declared)
+            return max(source.size, int(declared))
         return source.size
     if source.path is not None and source.size >= 4:
         with open(source.path, "rb") as handle:
