@@ -186,7 +186,7 @@ def check_benchmark(
     workspace: Any = None,
     progress: Progress | None = None,
 ) -> CheckResult:
-    """Run every check ``plan`` names and return the verdict with its reasons.
+    r"""Run every check ``plan`` names and return the verdict with its reasons.
 
     Parameters
     ----------
@@ -203,6 +203,35 @@ def check_benchmark(
     -------
     CheckResult
         With ``plan`` attached.
+
+    Notes
+    -----
+    Every number is read against the exact floor of a uniformly random ranking of each query's
+    pool: for RR@k with one gold item in a pool of N, :math:`E = H_{\min(k, N)} / N` (the
+    other families and the derivations are in docs/math.md, Floors). The verdict is the worst
+    severity of the rules in :data:`evalvalidity.analysis.rules.RULES` that apply
+    (``broken`` > ``warning`` > ``healthy``).
+
+    Examples
+    --------
+    Six queries, one gold item each, in pools of 8 items: a perfect model, and a random ranker
+    already at :math:`H_8/8 = 0.3397` of the way.
+
+    >>> import pyarrow as pa
+    >>> qids = [f"q{i}" for i in range(6)]
+    >>> qrels = pa.table({"qid": qids, "docid": [f"{q}-gold" for q in qids], "rel": [1] * 6})
+    >>> run = pa.table({
+    ...     "qid": [q for q in qids for _ in range(3)],
+    ...     "docid": [f"{q}-{d}" for q in qids for d in ("gold", "a", "b")],
+    ...     "score": [3.0, 2.0, 1.0] * 6,
+    ... })
+    >>> pool = PoolSpec(corpus_size=8)
+    >>> plan = plan_for_tables(pool, metric="rr@10", seeds=50)
+    >>> result = check_benchmark(plan, CheckInputs(pool=pool, run=run, qrels=qrels))
+    >>> result.verdict, round(result.headroom.floor, 4), result.headroom.model
+    ('warning', 0.3397, 1.0)
+    >>> [reason.code for reason in result.reasons]
+    ['low_headroom', 'check1_passed', 'pool_smaller_than_k']
     """
     if not isinstance(plan, CheckPlan):
         raise ParameterError(
