@@ -35,6 +35,7 @@ _COMMAND_MODULES = (
     "datasets",
     "random_runs",
     "check",
+    "live",
     "suite",
     "report",
     "app",
