@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["from_numpy", "int64_range", "strings"]
+__all__ = ["from_numpy", "int64", "int64_range", "strings"]
 
 _TYPES = {
     np.dtype(np.int64): pa.int64(),
@@ -80,6 +80,17 @@ def int64_range(start: int, stop: int) -> pa.Array:
     []
     """
     return from_numpy(np.arange(start, stop, dtype=np.int64))
+
+
+def int64(value: int) -> pa.Scalar:
+    """An int64 Arrow scalar (``pa.scalar`` would import pandas), e.g. for a compute function.
+
+    Examples
+    --------
+    >>> int64(1).as_py(), int64(1).type
+    (1, DataType(int64))
+    """
+    return from_numpy(np.array([value], dtype=np.int64))[0]
 
 
 def strings(values: Sequence[str]) -> pa.Array:

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalvalidity.io._arrow import int64
 from evalvalidity.io.ingest._result import MAX_KEPT_REJECTED, RejectedRow
 from evalvalidity.io.ingest._spec import Layout
 
@@ -357,7 +358,7 @@ def table_checks(
     words = {"value_word": f"{value} ", "unit_word": f" on {unit} "}
     result = con.sql(rows_sql, params=words).to_arrow_table()
     first = pc.equal(result.column("line"), result.column("first_line"))
-    conflict = pc.greater(result.column("n_values"), 1)
+    conflict = pc.greater(result.column("n_values"), int64(1))  # pa.scalar imports pandas
     if policy == "reject":
         rejected = result.filter(pc.invert(first))
         duplicates = result.slice(0, 0)
@@ -377,7 +378,7 @@ def table_checks(
             reason = f"conflicting {_WHAT[kind]} for ({where}): {listing}"
         reasons.append(RejectedRow(rec["line"], reason))
     log.extend(rejected.num_rows, reasons)
-    drop = pa.concat_arrays(
-        [rejected.column("line").combine_chunks(), duplicates.column("line").combine_chunks()]
-    )
+    # combine_chunks of a column without chunks imports pandas: concatenate the chunks
+    parts = rejected.column("line").chunks + duplicates.column("line").chunks
+    drop = pa.concat_arrays(parts) if parts else pa.nulls(0, pa.int64())
     return TableCheckResult(drop, duplicates.num_rows)
