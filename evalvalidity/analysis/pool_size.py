@@ -20,7 +20,7 @@ from evalvalidity.core import floors
 from evalvalidity.core.metrics import Metric
 from evalvalidity.errors import ParameterError
 
-__all__ = ["diagnose_pool_size", "infer_pool_size", "run_fits_units"]
+__all__ = ["run_fits_units"]
 
 
 def infer_pool_size(

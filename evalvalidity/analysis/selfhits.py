@@ -42,7 +42,7 @@ from evalvalidity.errors import InputDataError, ParameterError
 if TYPE_CHECKING:
     from evalvalidity.analysis.nulls import Coded
 
-__all__ = ["NEAR_IDENTICAL", "jaccard", "normalise", "read_texts", "self_hits"]
+__all__ = ["NEAR_IDENTICAL", "read_texts"]
 
 #: Two texts are near-identical at this Jaccard similarity of their word sets or above.
 NEAR_IDENTICAL = 0.9
