@@ -89,7 +89,7 @@ def parse_groups(text: str, name: str) -> dict[str, str]:
 
 
 def read_groups(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read a groups file (see :func:`parse_groups`).
+    r"""Read a groups file (see :func:`parse_groups`).
 
     Raises
     ------
@@ -103,7 +103,7 @@ def read_groups(path: str | os.PathLike[str]) -> dict[str, str]:
     >>> import tempfile, pathlib
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     path = pathlib.Path(folder) / "groups.csv"
-    ...     _ = path.write_text("qid,group\\nq1,forum-a\\nq2,forum-a\\nq3,forum-b\\n")
+    ...     _ = path.write_text("qid,group\nq1,forum-a\nq2,forum-a\nq3,forum-b\n")
     ...     read_groups(path)
     {'q1': 'forum-a', 'q2': 'forum-a', 'q3': 'forum-b'}
     >>> read_groups("no-such-groups.tsv")
