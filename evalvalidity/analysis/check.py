@@ -262,6 +262,15 @@ def check_benchmark(
             progress(0.0, "Loading the inputs")
         inputs = load_inputs(plan, workspace)
     inputs.check_against(plan)
+    if inputs.pool.kind == "units":
+        # A run of the map's documents gets its own diagnosis before the generic overlap check.
+        for name, table in (
+            (plan.run_name, inputs.run),
+            ("the noise run", inputs.noise_run),
+            *inputs.compare.items(),
+        ):
+            if table is not None:
+                run_fits_units(table, inputs.pool.units, name)
     inconsistencies = check_consistency(plan, inputs)
     metric = parse_metric(plan.metric)
     thresholds = plan.thresholds
@@ -277,14 +286,6 @@ def check_benchmark(
     n = len(bench.qids)
     floor, floor_method = compute_floor(bench, metric, pool, rng)
     units = pool.units if pool.kind == "units" else None
-    if units is not None:
-        for name, table in (
-            (run_name, inputs.run),
-            ("the noise run", inputs.noise_run),
-            *inputs.compare.items(),
-        ):
-            if table is not None:
-                run_fits_units(table, units, name)
     if plan.units_rule is not None and inputs.run is not None:
         if units is not None:
             notes.append(
