@@ -400,10 +400,26 @@ def run_suite(
     progress: Progress | None = None,
     n_resamples: int = 10_000,
 ) -> SuiteResult:
-    """Check every benchmark of ``suite`` and summarize them.
+    r"""Check every benchmark of ``suite`` and summarize them.
 
     A benchmark whose inputs cannot be read or checked is kept with its ``error`` (and
     flagged), so that one bad benchmark does not hide the others.
+
+    Examples
+    --------
+    The write-up's toy benchmark (a model run and a noise run), declared in TOML:
+
+    >>> from evalvalidity.analysis.examples import data_root
+    >>> toy = data_root() / "writeup" / "toy"
+    >>> suite = parse_suite(
+    ...     f'name = "demo"\n[[benchmark]]\nname = "toy"\nqrels = "{toy}/qrels.txt"\n'
+    ...     f'runs = {{ model = "{toy}/model.trec", noise = "{toy}/noise.trec" }}\n'
+    ...     "pool_size = 200\n",
+    ...     "suite.toml",
+    ... )
+    >>> result = run_suite(suite, n_resamples=200)
+    >>> [(o.name, o.result.verdict) for o in result.outcomes], result.flagged
+    ([('toy', 'healthy')], ())
     """
     outcomes: list[BenchmarkOutcome] = []
     total = len(suite.benchmarks)
