@@ -172,9 +172,83 @@ def describe(cfg: object) -> str:
     else:
         extra = f", {getattr(cfg, 'analytic_unit', '')}" if kind == "units" else ""
         parts.append(f"{kind} **{md(str(pool))}**{md(extra)}")
-    if getattr(cfg, "noise_run", None):
-        parts.append(f"noise run **{md(getattr(cfg, 'noise_run', ''))}**")
-    if getattr(cfg, "harness", None):
-        parts.append(f"harness output **{md(getattr(cfg, 'harness', ''))}**")
+    noise = getattr(cfg, "noise_run", None)
+    parts.append(f"noise run **{md(noise)}**" if noise else "no noise run")
+    harness = getattr(cfg, "harness", None)
+    parts.append(f"harness output **{md(harness)}**" if harness else "built-in Check 1")
+    compare = tuple(getattr(cfg, "compare", ()))
+    parts.append(
+        "compared with " + ", ".join(f"**{md(c)}**" for c in compare)
+        if compare
+        else "no comparison run"
+    )
     parts.append(f"metric **{md(getattr(cfg, 'metric', ''))}**")
+    parts.append(f"ties **{md(getattr(cfg, 'ties', 'trec_eval'))}**")
     return " · ".join(parts)
+
+
+#: Library wording (keyword arguments and command-line flags) and what the dashboard calls it.
+_UI_WORDS = (
+    ("pass kind= (--kind) with one of", "choose the kind in the Kind selector: one of"),
+    ("pass kind= (--kind)", "choose the kind in the Kind selector:"),
+    (
+        "pass drop_bad_rows=True (--drop-bad-rows) to keep only the good rows",
+        "tick the box that drops the rejected rows to keep only the good ones",
+    ),
+)
+
+
+def ui_message(text: str) -> str:
+    """A library message in the dashboard's words (no ``--kind``, no ``kind=``).
+
+    >>> ui_message("cannot tell which without guessing: pass kind= (--kind) run or qrels")
+    'cannot tell which without guessing: choose the kind in the Kind selector: run or qrels'
+    """
+    for library, ui in _UI_WORDS:
+        text = text.replace(library, ui)
+    return text
+
+
+def excerpt(raw: object, limit: int = 80) -> str:
+    r"""Content from a file, safe to show: control and binary bytes escaped, at most ``limit``.
+
+    >>> excerpt("\x00\x01PK\x03\x04" + "x" * 100)[:24], len(excerpt("y" * 500))
+    ('\\x00\\x01PK\\x03\\x04xxxxxx', 80)
+    >>> excerpt(None)
+    ''
+    """
+    if raw is None:
+        return ""
+    text = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else str(raw)
+    shown = "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def count(n: int, singular: str, plural: str | None = None) -> str:
+    """``1 row``, ``2 rows``, ``1,052 rows``: a number with its noun in agreement.
+
+    >>> count(1, "row"), count(3, "row"), count(2, "query", "queries")
+    ('1 row', '3 rows', '2 queries')
+    """
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
+
+
+def share(fraction: float | None) -> str:
+    """A share in percent, rounded honestly: never 100 % or 0 % unless it is exactly that.
+
+    >>> share(0.997), share(0.9996), share(1.0), share(0.25), share(0.0004), share(None)
+    ('99.7 %', '99.96 %', '100 %', '25 %', '0.04 %', '–')
+    """
+    if fraction is None or not math.isfinite(fraction):
+        return "–"
+    percent = 100.0 * float(fraction)
+    if percent in (0.0, 100.0):
+        return f"{percent:.0f} %"
+    for digits in range(0, 6):
+        text = f"{percent:.{digits}f}"
+        if float(text) not in (0.0, 100.0) and (digits > 0 or float(text) == round(percent, 1)):
+            return f"{text} %"
+    return f"{percent:.6g} %"  # pragma: no cover

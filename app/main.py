@@ -34,8 +34,14 @@ pages = [
     st.Page(
         "views/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"
     ),
+    st.Page("views/live.py", title="Live test", icon=":material/bolt:", url_path="live"),
     st.Page("views/report.py", title="Report", icon=":material/description:", url_path="report"),
     st.Page("views/suite.py", title="Suite", icon=":material/table_view:", url_path="suite"),
     st.Page("views/history.py", title="History", icon=":material/timeline:", url_path="history"),
+    st.Page("views/nulls.py", title="Other nulls", icon=":material/rule:", url_path="nulls"),
 ]
-st.navigation(pages).run()
+page = st.navigation(pages)
+from app import state  # noqa: E402  (after the path is set up)
+
+state.owner()  # the owner token stays in the address, on every page
+page.run()

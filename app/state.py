@@ -13,6 +13,7 @@ DuckDB connection per call, so no connection is shared either.
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -54,11 +55,26 @@ def workspace() -> Workspace:
     return ws
 
 
+#: The owner token the browser keeps in its address (``?owner=``): 32 hex digits.
+_TOKEN = re.compile(r"[0-9a-f]{32}")
+
+
 def owner() -> str:
-    """This session's id: the owner of its private uploads."""
+    """This browser's id: the owner of its private uploads, kept across reloads.
+
+    The token lives in the page's address (``?owner=...``, set on the first visit and put back
+    after every page change), so that a reload or a bookmark finds the same private uploads;
+    anything else in that parameter is ignored and a new token made.
+    """
     if "owner" not in st.session_state:
-        st.session_state["owner"] = f"session-{uuid.uuid4().hex[:16]}"
+        token = st.query_params.get("owner")
+        if not (isinstance(token, str) and _TOKEN.fullmatch(token)):
+            token = uuid.uuid4().hex
+        st.session_state["owner"] = f"session-{token}"
     value: str = st.session_state["owner"]
+    token = value.removeprefix("session-")
+    if st.query_params.get("owner") != token:
+        st.query_params["owner"] = token
     return value
 
 
@@ -79,10 +95,12 @@ def presets() -> list[demo.Preset]:
 
 
 def config() -> demo.Preset | None:
-    """The current check configuration: the session's, else the first ready example."""
+    """The checked plan: the session's, else the first ready example (None after "New")."""
     current: demo.Preset | None = st.session_state.get("config")
     if current is not None:
         return current
+    if st.session_state.get("config_cleared"):
+        return None
     ready = presets()
     if ready:
         st.session_state["config"] = ready[0]
@@ -93,6 +111,13 @@ def config() -> demo.Preset | None:
 def set_config(new: demo.Preset) -> None:
     """Make ``new`` the session's check configuration."""
     st.session_state["config"] = new
+    st.session_state.pop("config_cleared", None)
+
+
+def clear_config() -> None:
+    """Start a new benchmark: no plan until one is chosen and run."""
+    st.session_state.pop("config", None)
+    st.session_state["config_cleared"] = True
 
 
 def replace_config(**changes: Any) -> demo.Preset | None:
@@ -375,7 +400,8 @@ def _ranking(
     judged = judged.filter(pc.equal(judged.column("qid"), qid)).to_pandas()
     grades = dict(zip(judged["docid"].astype(str), judged["rel"].astype(int), strict=False))
     ranked["grade"] = [grades.get(str(d)) for d in ranked["docid"]]
-    return ranked.head(depth)
+    head: pd.DataFrame = ranked.head(depth)
+    return head
 
 
 def ranking(cfg: demo.Preset, qid: str, depth: int = 50) -> pd.DataFrame:

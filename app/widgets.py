@@ -12,19 +12,28 @@ from evalvalidity.analysis.examples import Preset
 from evalvalidity.analysis.results import CheckResult
 
 
-def result_or_stop() -> tuple[Preset, CheckResult]:
-    """The current configuration and its check; stops the page with a message when none."""
-    cfg, result, error = state.current_result()
+def result_or_stop(*, stale: bool = False) -> tuple[Preset, CheckResult]:
+    """The checked plan and its check; stops the page with a message when there is none.
+
+    The plan is named in one line above anything computed from it; ``stale`` says that the
+    settings shown on the page have changed since (the verdict below is the plan's, not theirs).
+    """
+    cfg = state.config()
     if cfg is None:
         st.info(
             "No benchmark is configured yet: upload a run and its judgements on the "
-            "Workspace page, then choose them on the Health page."
+            "Workspace page, then choose them on the Health page and click Run check."
         )
         st.page_link(
             "views/workspace.py", label="Go to the Workspace", icon=":material/folder_open:"
         )
         st.stop()
-    st.caption(explain.describe(cfg))
+    line = st.empty()
+    line.info("Computing the verdict of: " + explain.describe(cfg), icon=":material/hourglass_top:")
+    cfg, result, error = state.current_result()
+    assert cfg is not None
+    prefix = "**Stale — checked before the settings changed:** " if stale else "**Checked:** "
+    line.markdown(prefix + explain.describe(cfg))
     if error is not None or result is None:
         st.error(error or "The check could not run.")
         st.page_link(

@@ -87,8 +87,10 @@ def test_health_changing_k_answers_from_the_cache(app_on, demo_root, monkeypatch
     monkeypatch.setattr(state, "check_benchmark", counting)
     at = app_on(demo_root).run()
     at.number_input(key="cfg_k").set_value(5).run()
+    at.button(key="run_check").click().run()
     assert "rr@5" in at.success[0].value
     at.number_input(key="cfg_k").set_value(10).run()
+    at.button(key="run_check").click().run()
     assert "rr@10" in at.success[0].value
     assert calls == ["rr@10", "rr@5"]  # the second rr@10 came from the cache
 
@@ -96,6 +98,7 @@ def test_health_changing_k_answers_from_the_cache(app_on, demo_root, monkeypatch
 def test_health_applies_a_relevance_threshold(app_on, demo_root):
     at = app_on(demo_root).run()
     at.number_input(key="cfg_rel").set_value(2).run()
+    at.button(key="run_check").click().run()
     assert not at.exception
     # Every toy judgement has grade 1: at grade >= 2 no query has gold.
     assert "**Verdict: WARNING** — rr@10[rel>=2], 20 queries" in _texts(at.warning)
@@ -106,8 +109,12 @@ def test_health_shows_library_errors_as_messages(app_on, demo_root):
     at = app_on(demo_root).run()
     at.radio(key="cfg_pool_kind").set_value("units").run()
     at.selectbox(key="cfg_pool_units").select("unitsbug.units").run()
+    at.button(key="run_check").click().run()
     assert not at.exception
-    assert "ranked chunk ids are missing from units, first 'd087' (line 1)" in _texts(at.error)
+    assert (
+        "None of the 200 ids ranked in the run 'toy.model' is a chunk of the units map "
+        "'unitsbug.units'" in _texts(at.error)
+    )
     assert "Change the configuration on the Health page" in [
         link.proto.label for link in at.get("page_link")
     ]
@@ -127,7 +134,10 @@ def test_workspace_upload_lists_rejected_rows_before_anything_lands(app_on, tmp_
     at.run()
     assert not at.exception
     assert "Detected **run** in **trec** format · 2 good rows" in _texts(at.markdown)
-    assert "1 rows were rejected" in _texts(at.warning)
+    assert [e.value for e in at.error] == []
+    assert "1 row was rejected. Nothing is stored until you accept dropping it" in _texts(
+        at.warning
+    )
     rejected = at.dataframe[0].value
     assert rejected["line"].tolist() == [2]
     assert "expected 6 fields" in rejected["reason"][0]
@@ -135,7 +145,9 @@ def test_workspace_upload_lists_rejected_rows_before_anything_lands(app_on, tmp_
     assert add.disabled
     assert Workspace(root).list(all_owners=True) == []  # nothing landed
 
-    next(c for c in at.checkbox if c.label.startswith("Drop the 1 rejected rows")).check().run()
+    next(
+        c for c in at.checkbox if c.label == "Drop the 1 rejected row and keep the 2 good ones"
+    ).check().run()
     next(b for b in at.button if b.label == "Add to workspace").click().run()
     assert not at.exception
     assert "Added bm25 (run)." in _texts(at.success)
@@ -423,3 +435,148 @@ def test_the_dashboard_imports_its_own_package_from_any_working_directory(tmp_pa
     package, title = done.stdout.splitlines()[-2:]
     assert package == str(ROOT / "app" / "__init__.py")
     assert title == "Benchmark health"
+
+
+# ------------------------------------------------------------------- the plan and its verdict
+
+
+def _plain(elements) -> str:
+    """The elements' text without Markdown's escapes and bold marks."""
+    return _texts(elements).replace("**", "")
+
+
+def test_an_example_loads_its_whole_plan_into_the_selectors(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.selectbox(key="cfg_example").select("The units bug: chunks counted, files scored").run()
+    assert not at.exception
+    assert at.selectbox(key="cfg_run").value == "unitsbug.model"
+    assert at.selectbox(key="cfg_qrels").value == "unitsbug.qrels"
+    assert at.selectbox(key="cfg_harness").value == "unitsbug.harness"
+    assert at.radio(key="cfg_pool_kind").value == "units"
+    assert at.selectbox(key="cfg_pool_units").value == "unitsbug.units"
+    assert at.radio(key="cfg_unit").value == "chunks"
+    at.number_input(key="cfg_k").set_value(5).run()
+    assert "Stale — checked before the settings changed" in _plain(at.markdown)
+    at.button(key="run_check").click().run()
+    checked = _plain(at.markdown)
+    assert "Checked: run unitsbug.model · qrels unitsbug.qrels · units unitsbug.units" in checked
+    assert "metric rr@5" in checked
+    assert "Verdict: BROKEN" in at.error[0].value
+    assert "Stale" not in checked
+
+
+def test_settings_do_not_rerun_the_check_until_run_check(app_on, demo_root, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    import streamlit as st
+
+    from app import state
+
+    st.cache_data.clear()
+    calls = []
+    real = state.check_benchmark
+    monkeypatch.setattr(
+        state, "check_benchmark", lambda *a, **k: calls.append(a[0].metric) or real(*a, **k)
+    )
+    at = app_on(demo_root).run()
+    at.number_input(key="cfg_k").set_value(5).run()
+    at.selectbox(key="cfg_ties").select("average").run()
+    assert calls == ["rr@10"]
+    assert "Verdict: HEALTHY" in at.success[0].value
+    assert "metric rr@10" in _plain(at.markdown)
+
+
+def test_new_benchmark_starts_from_nothing(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.button(key="new_benchmark").click().run()
+    assert not at.exception
+    assert at.selectbox(key="cfg_qrels").value is None
+    assert at.selectbox(key="cfg_run").value == "— none —"
+    assert at.selectbox(key="cfg_noise").value == "— none —"
+    assert at.multiselect(key="cfg_compare").value == []
+    assert "Choose the judgements (qrels)." in _texts(at.warning)
+    assert not at.success  # no verdict of a plan nobody chose
+    at.selectbox(key="cfg_qrels").select("toy.qrels").run()
+    at.button(key="run_check").click().run()
+    checked = _plain(at.markdown)
+    assert "Checked: run — · qrels toy.qrels · corpus of 1,000" in checked
+    assert "no comparison run" in checked
+
+
+def test_the_comparison_run_of_an_example_is_shown_and_can_be_removed(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.multiselect(key="cfg_compare").select("toy.noise").run()
+    at.button(key="run_check").click().run()
+    assert "compared with toy.noise" in _plain(at.markdown)
+    at.multiselect(key="cfg_compare").unselect("toy.noise").run()
+    at.button(key="run_check").click().run()
+    assert "no comparison run" in _plain(at.markdown)
+
+
+def test_private_uploads_survive_a_reload_through_the_owner_token(app_on, tmp_path):
+    root = tmp_path / "ws"
+    at = app_on(root).switch_page("views/workspace.py").run()
+    token = at.query_params["owner"]
+    token = token[0] if isinstance(token, list) else token
+    assert len(token) == 32 and int(token, 16) >= 0
+    at.get("file_uploader")[0].set_value([("mine.trec", b"q1 Q0 d1 1 2.5 x\n", "text/plain")])
+    at.run()
+    next(b for b in at.button if b.label == "Add to workspace").click().run()
+    assert "Added mine (run)." in _texts(at.success)
+
+    reloaded = app_on(root)
+    reloaded.query_params["owner"] = token
+    reloaded.switch_page("views/workspace.py").run()
+    table = next(d for d in reloaded.dataframe if "visibility" in d.value.columns).value
+    assert table["name"].tolist() == ["mine"]
+    assert table["visibility"].tolist() == ["private to this session"]
+
+    stranger = app_on(root)
+    stranger.query_params["owner"] = "not-a-token"
+    stranger.switch_page("views/workspace.py").run()
+    assert "No datasets yet" in _texts(stranger.info)
+    fresh = stranger.query_params["owner"]
+    assert (fresh[0] if isinstance(fresh, list) else fresh) != token
+
+
+def test_an_unreadable_upload_shows_an_escaped_excerpt_in_ui_words(app_on, tmp_path):
+    at = app_on(tmp_path / "ws").switch_page("views/workspace.py").run()
+    binary = b"\x00\x01\x02PK" + bytes(range(256)) * 4
+    at.get("file_uploader")[0].set_value([("blob.bin", binary, "application/octet-stream")])
+    at.run()
+    assert not at.exception
+    shown = _texts(at.error) + _texts(at.markdown) + _texts(at.caption)
+    assert "--kind" not in shown and "kind=" not in shown and "drop_bad_rows" not in shown
+    assert "\x00" not in shown  # no raw NUL byte reaches the page
+
+
+def test_queries_sorts_in_header_words_and_numeric_ids_as_numbers(app_on, tmp_path):
+    qrels = "".join(f"{q} 0 d{q} 1\n" for q in (1, 2, 10, 9, 100))
+    ws = Workspace(tmp_path / "ws")
+    ws.add(qrels.encode(), name="num.qrels", kind="qrels")
+    demo.save_presets(
+        ws,
+        [
+            demo.Preset(
+                "num",
+                "Numbers",
+                "",
+                run=None,
+                qrels="num.qrels",
+                pool_kind="corpus",
+                pool=50,
+                seeds=2,
+            )
+        ],
+    )
+    at = app_on(tmp_path / "ws").run()
+    at.switch_page("views/queries.py").run()
+    assert not at.exception
+    sort = at.selectbox(key="q_sort")
+    assert "share of the floor" in sort.options and "query" in sort.options
+    assert "floor_share" not in sort.options
+    sort.select("query").run()
+    at.toggle(key="q_desc").set_value(False).run()
+    table = next(d for d in at.dataframe if "floor_share" in d.value.columns).value
+    assert table["qid"].tolist() == ["1", "2", "9", "10", "100"]
+    shown = _texts(at.markdown) + _texts(at.caption) + _texts(at.get("metric"))
+    assert "None" not in shown and "Infinity" not in shown

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import json
 import math
 import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -593,3 +596,153 @@ def test_embed_and_rank_argument_errors(
     with pytest.raises(ParameterError) as info:
         embed_and_rank(embed, corpus, queries, **arguments)
     assert str(info.value) == message
+
+
+# ------------------------------------------------------------------- the command line, end to end
+LIVE = Path(__file__).resolve().parent.parent / "data" / "live"
+
+
+def _live_cli(*extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalvalidity",
+            "live",
+            "--corpus",
+            str(LIVE / "corpus.jsonl"),
+            "--queries",
+            str(LIVE / "queries.jsonl"),
+            "--qrels",
+            str(LIVE / "qrels.tsv"),
+            "--seeds",
+            "4",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(
+    "embedder",
+    [
+        "hashing",
+        pytest.param(
+            "wordllama",
+            marks=pytest.mark.skipif(
+                importlib.util.find_spec("wordllama") is None,
+                reason="the live extra (wordllama) is not installed",
+            ),
+        ),
+    ],
+)
+def test_live_cli_end_to_end(embedder: str) -> None:
+    result = _live_cli("--embedder", embedder, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    live = record["checks"]["live"]
+    assert record["embedder"] == embedder
+    assert record["n_queries"] == 55
+    assert live["source"] == "live"
+    # the model finds the docstrings' bodies far above chance; the noise sits at the floor
+    assert record["model_score"] > 5 * record["floor"]
+    assert live["noise"] < 3 * record["floor"]
+    assert record["verdict"] == "healthy"
+    assert "Embedding the corpus and the queries" in result.stderr
+
+
+def test_live_cli_text_and_gate() -> None:
+    result = _live_cli("--format", "text", "--fail-on", "warning")
+    assert result.returncode in (0, 1)
+    assert result.stdout.startswith("embedder: hashing\nverdict: ")
+    assert "check 2 (live): noise" in result.stdout
+    assert result.returncode == (0 if "verdict: HEALTHY" in result.stdout else 1)
+
+
+def test_live_cli_bad_embedder_exits_2() -> None:
+    result = _live_cli("--embedder", "no_such_module_xyz:embed")
+    assert result.returncode == 2
+    assert (
+        "Cannot import the module 'no_such_module_xyz' of the embedder "
+        "'no_such_module_xyz:embed'" in result.stderr
+    )
+
+
+def test_live_cli_bad_corpus_line_names_file_and_line(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"_id": "d1", "text": "fine"}\n{"_id": "d2"}\n', encoding="utf-8")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalvalidity",
+            "live",
+            "--corpus",
+            str(corpus),
+            "--queries",
+            str(LIVE / "queries.jsonl"),
+            "--qrels",
+            str(LIVE / "qrels.tsv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert 'corpus.jsonl:2: expected an object with an id ("_id" or "id") and a "text" string' in (
+        result.stderr
+    )
+
+
+def test_sentence_transformers_missing_model_is_a_clear_error() -> None:
+    if importlib.util.find_spec("sentence_transformers") is None:
+        with pytest.raises(ParameterError) as info:
+            embed.load_embedder("sentence-transformers:all-MiniLM-L6-v2")
+        assert str(info.value) == (
+            "The sentence-transformers embedder needs the 'sentence_transformers' package, "
+            "which is not installed: pip install sentence-transformers."
+        )
+    else:
+        with pytest.raises(ParameterError) as info:
+            embed.load_embedder("sentence-transformers:/no/such/model/folder")
+        assert "is not available locally" in str(info.value)
+
+
+def test_user_embedder_by_module_and_function() -> None:
+    loaded = embed.load_embedder("evalvalidity.core.embed:HashingEmbedder")
+    assert isinstance(loaded, HashingEmbedder)
+    with pytest.raises(ParameterError) as info:
+        embed.load_embedder("hashing-but-wrong")
+    assert str(info.value) == (
+        "The embedder must be hashing, wordllama, sentence-transformers:MODEL or "
+        "module:function. Got 'hashing-but-wrong' instead."
+    )
+
+
+def test_read_texts_tsv_and_duplicates(tmp_path: Path) -> None:
+    from evalvalidity.analysis.live import read_texts
+    from evalvalidity.errors import FileFormatError
+
+    path = tmp_path / "queries.tsv"
+    path.write_text("q1\twhat is lift\nq2\tdrag\n", encoding="utf-8")
+    assert read_texts(str(path)) == [("q1", "what is lift"), ("q2", "drag")]
+    path.write_text("q1\ta\nq1\tb\n", encoding="utf-8")
+    with pytest.raises(FileFormatError) as info:
+        read_texts(str(path))
+    assert str(info.value) == "queries.tsv:2: the id 'q1' appears twice (first on line 1)"
+
+
+def test_dashboard_live_page_runs_the_bundled_benchmark() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parent.parent
+    page = AppTest.from_file(str(root / "app" / "views" / "live.py"), default_timeout=180)
+    page.run()
+    page.button[0].click().run()
+    assert not page.exception
+    assert not page.error
+    assert page.subheader[0].value == "Verdict: healthy"
+    model, noise, floor = (float(m.value) for m in page.metric)
+    assert model > 5 * floor and noise < 3 * floor

@@ -29,6 +29,7 @@ from evalvalidity.analysis.plan import (
 )
 from evalvalidity.analysis.rules import RULES
 from evalvalidity.cli import main
+from evalvalidity.core.floors import noise_floor
 from evalvalidity.errors import ParameterError
 from evalvalidity.report import records as report
 
@@ -290,13 +291,30 @@ def _harness(values, n):
 def _scenarios():
     n = 20
     corpus = PoolSpec(corpus_size=1000)
-    floor = check_tables(None, _qrels(n), pool=corpus, seeds=2).headroom.floor
     model = _ranked(n, 1)
     leak = _ranked(n, 1)
     yield check_tables(None, _qrels(2), pool=PoolSpec(corpus_size=2), seeds=30)
     yield check_tables(None, _qrels(2), pool=PoolSpec(corpus_size=8), seeds=30)
-    yield check_tables(None, _qrels(n), pool=corpus, harness_output=_harness([2 * floor] * 2, n))
-    yield check_tables(None, _qrels(n), pool=corpus, harness_output=_harness([1.1 * floor] * 2, n))
+    # Check 1 on a harness compares with the floor's exact variance: a pool of 8 and 30 values
+    # per query make 2x and 1.1x the floor distinguishable from it
+    small = PoolSpec(corpus_size=8)
+    floor8 = float(noise_floor("rr@10", 8, 1).expected[0])
+    yield check_tables(None, _qrels(n), pool=small, harness_output=_harness([2 * floor8] * 30, n))
+    yield check_tables(None, _qrels(n), pool=small, harness_output=_harness([1.1 * floor8] * 30, n))
+    # only non-zero values written (half the queries, no 0): counted as zeros
+    yield check_tables(None, _qrels(n), pool=small, harness_output=_harness([1.0], n // 2))
+    # some queries missing beside real zeros
+    yield check_tables(None, _qrels(n), pool=small, harness_output=_harness([0.0, 1.0], n // 2))
+    # runs of 1,000 items scored as if only the top 100 were read
+    at_100 = float(noise_floor("rr@100", 1000, 1).expected[0])
+    yield check_tables(
+        None,
+        _qrels(n),
+        pool=corpus,
+        metric="rr",
+        harness_output=_harness([at_100] * 400, n),
+        harness_depth=1000,
+    )
     yield check_tables(model, _qrels(n), pool=corpus, noise_run=leak, seeds=4)
     no_leak = Thresholds(leak_z=1e9)
     yield check_tables(model, _qrels(n), pool=corpus, noise_run=leak, seeds=4, thresholds=no_leak)
@@ -305,6 +323,20 @@ def _scenarios():
         [(f"q{i}", f"x{i}-{r}", 1.0 if r > 1 else 2.0) for i in range(n) for r in range(1, 11)]
     )
     yield check_tables(model, _qrels(n), pool=corpus, noise_run=tied_below, seeds=4)
+    # Every score tied, the gold first in the file's rank column: averaged over the ties it is
+    # no leak, the file's own order is one.
+    tied_gold_first = pa.table(
+        {
+            "qid": [f"q{i}" for i in range(n) for _ in range(50)],
+            "docid": ["z" if r == 1 else f"d{r:02d}" for _ in range(n) for r in range(1, 51)],
+            "score": [1.0] * (50 * n),
+            "rank": [r for _ in range(n) for r in range(1, 51)],
+        }
+    )
+    pool50 = PoolSpec(corpus_size=50)
+    yield check_tables(
+        None, _qrels(n, gold="z"), pool=pool50, noise_run=tied_gold_first, ties="average", seeds=4
+    )
     yield check_tables(_ranked(n, None), _qrels(n), pool=corpus, seeds=4)
     mixed = _run([("q0", "g", 1), ("q1", "g", 1), ("q2", "x", 1), ("q3", "x", 1)])
     yield check_tables(mixed, _qrels(4), pool=corpus, seeds=4)
@@ -312,6 +344,13 @@ def _scenarios():
     yield check_tables(None, no_gold, pool=corpus, seeds=4)
     cands = pa.table({"qid": ["q0"] * 20, "docid": [f"c{i}" for i in range(20)]})
     yield check_tables(None, _qrels(1), pool=PoolSpec(candidates=cands), seeds=4)
+    few = _ranked(4, 1)
+    yield check_tables(few, _qrels(n), pool=corpus, seeds=4)
+    yield check_tables(model, _qrels(n), pool=corpus, noise_run=few, seeds=4)
+    yield check_tables(model, _qrels(n), pool=corpus, other_runs={"b": _ranked(n, None)}, seeds=4)
+    from test_checks13 import scenarios as other_nulls_scenarios
+
+    yield from other_nulls_scenarios()
 
 
 def test_every_rule_of_the_table_is_produced_by_some_scenario():

@@ -23,30 +23,93 @@ def names(kind: str) -> list[str]:
     return [d.name for d in state.datasets(kind)]
 
 
+#: Every setting of the plan's form, by its widget key.
+FORM_KEYS = (
+    "cfg_run",
+    "cfg_qrels",
+    "cfg_noise",
+    "cfg_harness",
+    "cfg_compare",
+    "cfg_pool_kind",
+    "cfg_corpus",
+    *(f"cfg_pool_{kind}" for kind in state.POOL_KINDS if kind != "corpus"),
+    "cfg_unit",
+    "cfg_family",
+    "cfg_cutoff",
+    "cfg_k",
+    "cfg_rel",
+    "cfg_ties",
+)
+
+
+def settings_of(cfg: Preset | None) -> dict[str, object]:
+    """The form's values that show ``cfg`` (None: a new benchmark, nothing chosen)."""
+    if cfg is None:
+        return {
+            "cfg_run": NONE,
+            "cfg_qrels": None,
+            "cfg_noise": NONE,
+            "cfg_harness": NONE,
+            "cfg_compare": [],
+            "cfg_pool_kind": "corpus",
+            "cfg_corpus": 1000,
+            "cfg_unit": "documents",
+            "cfg_family": "rr",
+            "cfg_cutoff": False,
+            "cfg_k": 10,
+            "cfg_rel": 1,
+            "cfg_ties": "trec_eval",
+        }
+    metric = cfg.metric
+    family = metric.split("@")[0].split("[")[0]
+    k_now = metric.split("@")[1].split("[")[0] if "@" in metric else None
+    values: dict[str, object] = {
+        "cfg_run": cfg.run or NONE,
+        "cfg_qrels": cfg.qrels,
+        "cfg_noise": cfg.noise_run or NONE,
+        "cfg_harness": cfg.harness or NONE,
+        "cfg_compare": list(cfg.compare),
+        "cfg_pool_kind": cfg.pool_kind,
+        "cfg_corpus": int(cfg.pool) if cfg.pool_kind == "corpus" else 1000,
+        "cfg_unit": cfg.analytic_unit,
+        "cfg_family": family if family in FAMILIES else "rr",
+        "cfg_cutoff": k_now is None,
+        "cfg_k": int(k_now) if k_now and k_now.isdigit() else 10,
+        "cfg_rel": int(metric.split(">=")[1].rstrip("]")) if ">=" in metric else 1,
+        "cfg_ties": cfg.ties,
+    }
+    if cfg.pool_kind != "corpus":
+        values[f"cfg_pool_{cfg.pool_kind}"] = str(cfg.pool)
+    return values
+
+
+def load_settings(cfg: Preset | None) -> None:
+    """Show ``cfg`` in every selector of the form (the draft becomes ``cfg``)."""
+    values = settings_of(cfg)
+    for key in FORM_KEYS:
+        st.session_state.pop(key, None)
+    st.session_state.update(values)
+    st.session_state["draft"] = dict(values)
+    st.session_state["draft_of"] = cfg.plan.to_json(indent=None) if cfg is not None else None
+
+
 def apply_example() -> None:
     chosen = st.session_state.get("cfg_example")
     for preset in state.presets():
         if preset.title == chosen:
             state.set_config(preset)
-            # Forget the widgets' own values so that they show the example's.
-            for key in [k for k in st.session_state if str(k).startswith("cfg_")]:
-                if key != "cfg_example":
-                    del st.session_state[key]
+            load_settings(preset)
 
 
-def pick(
-    label: str,
-    options: list[str],
-    current: str | None,
-    key: str,
-    optional: bool = False,
-    help_text: str | None = None,
-) -> str | None:
-    choices = ([NONE] if optional else []) + options
-    value = current if current in choices else (NONE if optional else None)
-    index = choices.index(value) if value in choices else (0 if choices else None)
-    chosen = st.selectbox(label, choices, index=index, key=key, help=help_text)
-    return None if chosen in (None, NONE) else str(chosen)
+def new_benchmark() -> None:
+    state.clear_config()
+    st.session_state["cfg_example"] = None
+    load_settings(None)
+
+
+def keep_draft() -> None:
+    """Remember the form's values (Streamlit forgets a widget's state on another page)."""
+    st.session_state["draft"] = {k: st.session_state[k] for k in FORM_KEYS if k in st.session_state}
 
 
 qrels_names = names("qrels")
@@ -58,51 +121,82 @@ if not qrels_names:
     st.page_link("views/workspace.py", label="Go to the Workspace", icon=":material/folder_open:")
     st.stop()
 
-cfg = state.config()
-if cfg is None:
-    runs = names("run")
-    cfg = Preset(
-        "custom",
-        "Custom",
-        "",
-        run=runs[0] if runs else None,
-        qrels=qrels_names[0],
-        pool_kind="corpus",
-        pool=1000,
+applied = state.config()
+applied_json = applied.plan.to_json(indent=None) if applied is not None else None
+if "draft" not in st.session_state or (
+    applied_json is not None and st.session_state.get("draft_of") != applied_json
+):
+    # First visit, or the checked plan changed elsewhere (Compare, a rename): show it.
+    load_settings(applied)
+    if applied is None and len(qrels_names) == 1:
+        st.session_state["cfg_qrels"] = qrels_names[0]  # the only judgements there are
+else:
+    for key, value in st.session_state["draft"].items():
+        if key not in st.session_state:
+            st.session_state[key] = value
+
+
+def pick(
+    label: str,
+    options: list[str],
+    key: str,
+    optional: bool = False,
+    help_text: str | None = None,
+) -> str | None:
+    choices = ([NONE] if optional else []) + options
+    if st.session_state.get(key) not in choices:
+        st.session_state[key] = NONE if optional else None
+    chosen = st.selectbox(
+        label,
+        choices,
+        index=None,
+        key=key,
+        help=help_text,
+        placeholder="Choose a dataset…",
+        on_change=keep_draft,
     )
-    state.set_config(cfg)
+    return None if chosen in (None, NONE) else str(chosen)
+
 
 examples = state.presets()
 with st.expander("Benchmark: datasets, pool and metric", expanded=True):
-    if examples:
-        titles = [p.title for p in examples]
-        current_title = next((p.title for p in examples if p == cfg), None)
-        st.selectbox(
-            "Start from an example",
-            titles,
-            index=titles.index(current_title) if current_title in titles else None,
-            placeholder="Choose an example…",
-            key="cfg_example",
-            on_change=apply_example,
+    top = st.columns([3, 1])
+    with top[0]:
+        if examples:
+            titles = [p.title for p in examples]
+            matching = next((p.title for p in examples if applied and p.plan == applied.plan), None)
+            if st.session_state.get("cfg_example") not in titles:
+                st.session_state["cfg_example"] = matching
+            st.selectbox(
+                "Start from an example",
+                titles,
+                index=None,
+                placeholder="Choose an example…",
+                key="cfg_example",
+                on_change=apply_example,
+                help="Loads the example's whole plan into the settings below and checks it.",
+            )
+    with top[1]:
+        st.button(
+            "New benchmark",
+            key="new_benchmark",
+            on_click=new_benchmark,
+            icon=":material/add:",
+            help="Start from nothing: every dataset unchosen.",
         )
-        for p in examples:
-            if p == cfg:
-                st.caption(explain.md(p.summary))
     left, middle, right = st.columns(3)
     with left:
         run = pick(
             "Model run",
             names("run"),
-            cfg.run,
             "cfg_run",
             optional=True,
             help_text="The model's ranking; without one the benchmark alone is checked.",
         )
-        qrels = pick("Judgements (qrels)", qrels_names, cfg.qrels, "cfg_qrels")
+        qrels = pick("Judgements (qrels)", qrels_names, "cfg_qrels")
         noise = pick(
             "Noise run (Check 2)",
             names("run"),
-            cfg.noise_run,
             "cfg_noise",
             optional=True,
             help_text="The same pipeline with every vector replaced by noise.",
@@ -110,126 +204,167 @@ with st.expander("Benchmark: datasets, pool and metric", expanded=True):
         harness = pick(
             "Harness output (Check 1)",
             names("harness"),
-            cfg.harness,
             "cfg_harness",
             optional=True,
             help_text="Your harness's per-query values on noise runs; without it "
             "Check 1 runs on the package's own scorer.",
+        )
+        others = [r for r in names("run") if r != run]
+        st.session_state["cfg_compare"] = [
+            c for c in st.session_state.get("cfg_compare", []) if c in others
+        ]
+        compare = st.multiselect(
+            "Runs to compare",
+            others,
+            key="cfg_compare",
+            on_change=keep_draft,
+            placeholder="none",
+            help="More runs scored on the same queries and compared with the model's "
+            "(paired tests, on the Compare page).",
         )
     with middle:
         kinds = list(state.POOL_KINDS)
         pool_kind = st.radio(
             "Pool declared as",
             kinds,
-            index=kinds.index(cfg.pool_kind),
             format_func=lambda k: state.POOL_KINDS.get(k, k),
             key="cfg_pool_kind",
+            on_change=keep_draft,
         )
-        unit = cfg.analytic_unit
+        unit = "documents"
         if pool_kind == "corpus":
             pool: str | int = int(
                 st.number_input(
-                    "Corpus size N",
-                    min_value=1,
-                    step=1,
-                    value=int(cfg.pool) if cfg.pool_kind == "corpus" else 1000,
-                    key="cfg_corpus",
+                    "Corpus size N", min_value=1, step=1, key="cfg_corpus", on_change=keep_draft
                 )
             )
         else:
-            chosen_pool = pick(
-                "Pool dataset",
-                names(pool_kind),
-                str(cfg.pool) if cfg.pool_kind == pool_kind else None,
-                f"cfg_pool_{pool_kind}",
-            )
+            chosen_pool = pick("Pool dataset", names(pool_kind), f"cfg_pool_{pool_kind}")
             pool = chosen_pool or ""
             if pool_kind == "units":
-                units = ["documents", "chunks"]
                 unit = st.radio(
                     "Analytic unit",
-                    units,
-                    index=units.index(cfg.analytic_unit),
+                    ["documents", "chunks"],
                     key="cfg_unit",
                     horizontal=True,
+                    on_change=keep_draft,
                     help="documents: the exact floor of chunk scores deduplicated to "
                     "documents; chunks: as if the scorer never deduplicated (the units bug)",
                 )
     with right:
-        family_now = cfg.metric.split("@")[0].split("[")[0]
         family = st.selectbox(
             "Metric",
             list(FAMILIES),
-            index=list(FAMILIES).index(family_now) if family_now in FAMILIES else 0,
             format_func=lambda f: family_spec(f).title,
             key="cfg_family",
+            on_change=keep_draft,
         )
-        k_now = cfg.metric.split("@")[1].split("[")[0] if "@" in cfg.metric else None
         spec = family_spec(family)
         no_cutoff = not spec.needs_k and st.checkbox(
             "No cutoff (the whole ranking)",
-            value=k_now is None,
             key="cfg_cutoff",
             disabled=not spec.accepts_k,
+            on_change=keep_draft,
         )
         k = st.number_input(
             "Cutoff k",
             min_value=1,
             max_value=100_000,
             step=1,
-            value=int(k_now) if k_now and k_now.isdigit() else 10,
             key="cfg_k",
             disabled=no_cutoff or not spec.accepts_k,
+            on_change=keep_draft,
         )
         graded = not spec.binary
-        rel_now = int(cfg.metric.split(">=")[1].rstrip("]")) if ">=" in cfg.metric else 1
         rel = st.number_input(
             "Relevant from grade",
             min_value=1,
             max_value=100,
             step=1,
-            value=rel_now,
             key="cfg_rel",
             disabled=graded,
+            on_change=keep_draft,
             help="Binary metrics count an item as relevant when its judged "
             "grade is at least this (nDCG uses the grades themselves).",
         )
         metric = family if (no_cutoff or not spec.accepts_k) else f"{family}@{int(k)}"
         if not graded and int(rel) > 1:
             metric += f"[rel>={int(rel)}]"
-        ties_options = ["trec_eval", "given", "average"]
         ties = st.selectbox(
             "Ties",
-            ties_options,
-            index=ties_options.index(cfg.ties),
+            ["trec_eval", "given", "average"],
             key="cfg_ties",
+            on_change=keep_draft,
             help="trec_eval: score then docid descending; given: the file's "
             "ranks; average: the expectation over tied orders",
         )
+keep_draft()
 
-if qrels is None or (pool_kind != "corpus" and not pool):
-    st.warning("Choose the judgements and the dataset that declares the pool.")
-    st.stop()
-try:
-    chosen = cfg.with_changes(
-        run=run,
-        qrels=qrels,
-        pool_kind=pool_kind,
-        pool=pool,
-        analytic_unit=unit,
-        noise_run=noise,
-        harness=harness,
-        metric=metric,
-        ties=ties,
-        compare=tuple(c for c in cfg.compare if c != run),
+draft: Preset | None = None
+problem: str | None = None
+if qrels is None:
+    problem = "Choose the judgements (qrels)."
+elif pool_kind != "corpus" and not pool:
+    problem = "Choose the dataset that declares the pool."
+else:
+    try:
+        fields = {
+            "run": run,
+            "qrels": qrels,
+            "pool_kind": pool_kind,
+            "pool": pool,
+            "analytic_unit": unit,
+            "noise_run": noise,
+            "harness": harness,
+            "metric": metric,
+            "ties": ties,
+            "compare": tuple(compare),
+        }
+        base = applied or Preset(
+            "custom", "Your benchmark", "", run=None, qrels=qrels, pool_kind="corpus", pool=1
+        )
+        draft = base.with_changes(**fields)
+        same = next((p for p in examples if p.plan == draft.plan), None)
+        if same is not None:
+            draft = same
+        elif applied is None or draft.plan != applied.plan:
+            draft = Preset("custom", "Your benchmark", "", plan=draft.plan)
+    except EvalValidityError as exc:
+        problem = str(exc)
+
+pending = draft is not None and (applied is None or draft.plan != applied.plan)
+bar = st.columns([1, 3])
+with bar[0]:
+    clicked = st.button(
+        "Run check",
+        key="run_check",
+        type="primary",
+        disabled=draft is None or not pending,
+        icon=":material/play_arrow:",
     )
-except EvalValidityError as exc:
-    st.error(str(exc))
-    st.stop()
-if chosen != cfg:
-    state.set_config(chosen)
+with bar[1]:
+    if problem is not None:
+        st.warning(problem)
+    elif pending and applied is not None:
+        st.warning(
+            "The settings above changed: the verdict below is still the one of the plan "
+            "it names. Click **Run check** to check the new settings.",
+            icon=":material/pending:",
+        )
+if clicked and draft is not None:
+    state.set_config(draft)
+    st.session_state["draft_of"] = draft.plan.to_json(indent=None)
+    applied = draft
+    pending = False
 
-cfg, result = widgets.result_or_stop()
+if applied is None:
+    st.info("Choose the datasets above, then click **Run check**.")
+    st.stop()
+for p in examples:
+    if p.plan == applied.plan:
+        st.markdown(f"**{explain.md(p.title)}** — {explain.md(p.summary)}")
+
+cfg, result = widgets.result_or_stop(stale=pending)
 widgets.verdict_banner(result)
 
 head = result.headroom
@@ -238,7 +373,7 @@ cols[0].metric("Floor (random ranker)", f"{head.floor:.4g}")
 cols[1].metric("Ceiling", f"{head.ceiling:.4g}")
 cols[2].metric(
     "Floor / ceiling",
-    f"{head.floor_over_ceiling:.1%}" if head.floor_over_ceiling is not None else "–",
+    explain.share(head.floor_over_ceiling),
 )
 cols[3].metric(
     f"Model ({result.run_name})" if result.run_name else "Model",

@@ -8,6 +8,37 @@ from evalvalidity.errors import EvalValidityError
 from evalvalidity.report import charts
 from evalvalidity.report import records as report
 
+#: The triage table's column headers, also the words of the sort options.
+HEADERS = {
+    "qid": "query",
+    "pool_size": "N",
+    "gold": "G",
+    "judged": "R",
+    "floor": "floor",
+    "floor_std": "floor sd",
+    "ceiling": "ceiling",
+    "headroom": "headroom",
+    "model": "model",
+    "noise": "noise run",
+    "z": "noise z",
+    "floor_share": "share of the floor",
+}
+
+
+def natural(ids: pd.Series) -> pd.Series:
+    """Sort keys of query ids: numbers as numbers (2 before 10), then the rest as text."""
+    text = ids.astype(str)
+    numeric = pd.to_numeric(text, errors="coerce")
+    width = int(text.str.len().max() or 1)
+    return pd.Series(
+        [
+            f"0{int(n):0{width + 20}d}" if pd.notna(n) and float(n).is_integer() else f"1{t}"
+            for n, t in zip(numeric, text, strict=True)
+        ],
+        index=ids.index,
+    )
+
+
 st.title("Queries")
 cfg, result = widgets.result_or_stop()
 frame = report.to_frame(result)
@@ -50,7 +81,9 @@ with right:
         "pool_size",
         "qid",
     ]
-    sort_by = st.selectbox("Sort by", sortable, key="q_sort")
+    sort_by = st.selectbox(
+        "Sort by", sortable, key="q_sort", format_func=lambda c: HEADERS.get(c, c)
+    )
     descending = st.toggle("Descending", value=True, key="q_desc")
 
 mask = frame["gold"].between(*gold_range)
@@ -60,12 +93,16 @@ if only_flagged:
     mask &= frame["flags"] != ""
 if search:
     mask &= frame["qid"].astype(str).str.contains(search, regex=False)
-shown = frame[mask].sort_values(sort_by, ascending=not descending, kind="stable")
+shown = frame[mask].sort_values(
+    sort_by, ascending=not descending, kind="stable", key=natural if sort_by == "qid" else None
+)
 st.caption(f"{len(shown):,} of {len(frame):,} queries")
-st.dataframe(
+picked = st.dataframe(
     shown,
     hide_index=True,
     key="q_table",
+    on_select="rerun",
+    selection_mode="single-row",
     column_config={
         "qid": st.column_config.TextColumn("query"),
         "pool_size": st.column_config.NumberColumn("N", help="items in the pool"),
@@ -93,13 +130,22 @@ st.altair_chart(charts.gold_breakdown(frame), width="stretch")
 if result.multi_gold_floor_share > 0:
     st.caption(
         f"Queries with more than one gold item carry "
-        f"{result.multi_gold_floor_share:.0%} of the benchmark's floor; each counts once "
+        f"{explain.share(result.multi_gold_floor_share)} of the benchmark's floor; each "
+        "counts once "
         "in the flat mean."
     )
 
 st.subheader("One query")
 options = shown["qid"].astype(str).tolist() or frame["qid"].astype(str).tolist()
-qid = st.selectbox("Query", options, key="q_qid")
+rows = list(picked.selection.rows) if picked is not None else []
+if rows and rows[0] < len(shown):
+    clicked = str(shown["qid"].iloc[rows[0]])
+    if st.session_state.get("q_clicked") != clicked:
+        st.session_state["q_clicked"] = clicked
+        st.session_state["q_qid"] = clicked  # a click on a row opens that query
+if st.session_state.get("q_qid") not in options:
+    st.session_state.pop("q_qid", None)
+qid = st.selectbox("Query", options, key="q_qid", help="Or click a row of the table above.")
 row = frame[frame["qid"].astype(str) == qid].iloc[0]
 facts = st.columns(5)
 facts[0].metric("N (pool)", f"{int(row['pool_size']):,}")

@@ -6,7 +6,7 @@ import streamlit as st
 from app import explain, state, widgets
 from evalvalidity.analysis import examples as demo
 from evalvalidity.errors import EvalValidityError
-from evalvalidity.io.ingest import KINDS
+from evalvalidity.io.ingest import KINDS, mapped_header
 from evalvalidity.io.workspace import DatasetInfo
 
 KIND_HELP = {
@@ -23,8 +23,9 @@ st.title("Workspace")
 info: DatasetInfo | None  # the dataset a form below adds or manages
 ws = state.workspace()
 st.caption(
-    f"Datasets live in `{ws.path}`. Your uploads stay private to this browser session "
-    "until you save them to the shared workspace."
+    f"Datasets live in `{ws.path}`. Your uploads stay private to this browser until you "
+    "save them to the shared workspace; the page's address keeps your token (owner=…): "
+    "bookmark it to find them again from another tab."
 )
 
 flash = state.pop_flash()
@@ -78,12 +79,15 @@ for upload in uploads or []:
                 gz = ", gzip-compressed" if found.compression else ""
                 st.markdown(
                     f"Detected **{found.kind}** in **{found.format}** format{gz} · "
-                    f"{found.n_rows:,} good rows"
+                    f"{explain.count(found.n_rows, 'good row')}"
                 )
+                mapping = mapped_header(upload.getvalue(), kind=kind, display_name=upload.name)
+                if mapping is not None:
+                    st.caption(f"Columns: {explain.md(mapping)}")
                 for warning in found.warnings:
                     st.caption(explain.md(warning))
         if not found.ok:
-            st.error(found.error)
+            st.error(explain.ui_message(str(found.error)))
             st.caption("If the kind is ambiguous, choose it above.")
             continue
         with name_col:
@@ -95,15 +99,17 @@ for upload in uploads or []:
             )
         accept = True
         if found.n_rejected:
+            were = "was" if found.n_rejected == 1 else "were"
             st.warning(
-                f"{found.n_rejected:,} rows were rejected. Nothing is stored until you "
-                "accept dropping them (or fix the file and upload it again)."
+                f"{explain.count(found.n_rejected, 'row')} {were} rejected. Nothing is stored "
+                f"until you accept dropping {'it' if found.n_rejected == 1 else 'them'} (or fix "
+                "the file and upload it again)."
             )
             unit = found.line_unit
             st.dataframe(
                 pd.DataFrame(
                     [
-                        {unit: line, "reason": reason, "content": raw}
+                        {unit: line, "reason": reason, "content": explain.excerpt(raw)}
                         for line, reason, raw in found.rejected
                     ]
                 ),
@@ -111,8 +117,8 @@ for upload in uploads or []:
                 height=200,
             )
             accept = st.checkbox(
-                f"Drop the {found.n_rejected:,} rejected rows and keep the {found.n_rows:,} "
-                "good ones",
+                f"Drop the {explain.count(found.n_rejected, 'rejected row')} and keep the "
+                f"{explain.count(found.n_rows, 'good one')}",
                 key=f"accept_{fid}",
             )
         if accept:
@@ -129,7 +135,7 @@ for upload in uploads or []:
                 )
             except EvalValidityError as exc:
                 bar.empty()
-                st.error(str(exc))
+                st.error(explain.ui_message(str(exc)))
             else:
                 state.flash(f"Added {info.name} ({info.kind}).")
                 st.rerun()
@@ -148,7 +154,7 @@ with add_all:
                     progress=update,
                 )
             except EvalValidityError as exc:
-                st.error(str(exc))
+                st.error(explain.ui_message(str(exc)))
             else:
                 added.append(info.name)
             bar.empty()
@@ -207,7 +213,7 @@ if info is not None:
     for warning in info.warnings:
         st.caption(explain.md(warning))
     if info.rejected:
-        with st.expander(f"{info.n_rejected:,} rows dropped at upload"):
+        with st.expander(f"{explain.count(info.n_rejected, 'row')} dropped at upload"):
             st.dataframe(
                 pd.DataFrame(info.rejected, columns=[info.line_unit, "reason"]), hide_index=True
             )

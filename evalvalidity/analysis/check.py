@@ -37,7 +37,9 @@ import pyarrow as pa
 
 from evalvalidity.analysis.check1 import builtin_check1, harness_check1
 from evalvalidity.analysis.check2 import aligned, fully_tied, noise_check, tied_queries
+from evalvalidity.analysis.consistency import check_consistency
 from evalvalidity.analysis.headroom import headroom, power, triage
+from evalvalidity.analysis.nulls import other_nulls, rule_units
 from evalvalidity.analysis.plan import (
     CheckInputs,
     CheckPlan,
@@ -158,7 +160,23 @@ def load_inputs(plan: CheckPlan, workspace: Any = None) -> CheckInputs:
                 name: _load_ref(other, "run", f"run to compare {name!r}", workspace)
                 for name, other in plan.compare
             }
-    return CheckInputs(pool=pool, compare=compare, **tables)
+    texts = {
+        role: _load_texts(getattr(plan, role), role)
+        for role in ("query_texts", "corpus_texts")
+        if getattr(plan, role) is not None
+    }
+    return CheckInputs(pool=pool, compare=compare, **tables, **texts)
+
+
+def _load_texts(ref: DatasetRef, role: str) -> pa.Table:
+    """An ``id, text`` table from a file (``.jsonl`` or TSV)."""
+    from evalvalidity.analysis.selfhits import read_texts
+
+    if ref.source != "file":
+        raise ParameterError(
+            f"The plan's {role} must be a file. Got the {ref.source} {ref.name!r}."
+        )
+    return read_texts(ref.name)
 
 
 def check_benchmark(
@@ -168,7 +186,7 @@ def check_benchmark(
     workspace: Any = None,
     progress: Progress | None = None,
 ) -> CheckResult:
-    """Run every check ``plan`` names and return the verdict with its reasons.
+    r"""Run every check ``plan`` names and return the verdict with its reasons.
 
     Parameters
     ----------
@@ -185,6 +203,35 @@ def check_benchmark(
     -------
     CheckResult
         With ``plan`` attached.
+
+    Notes
+    -----
+    Every number is read against the exact floor of a uniformly random ranking of each query's
+    pool: for RR@k with one gold item in a pool of N, :math:`E = H_{\min(k, N)} / N` (the
+    other families and the derivations are in docs/math.md, Floors). The verdict is the worst
+    severity of the rules in :data:`evalvalidity.analysis.rules.RULES` that apply
+    (``broken`` > ``warning`` > ``healthy``).
+
+    Examples
+    --------
+    Six queries, one gold item each, in pools of 8 items: a perfect model, and a random ranker
+    already at :math:`H_8/8 = 0.3397` of the way.
+
+    >>> import pyarrow as pa
+    >>> qids = [f"q{i}" for i in range(6)]
+    >>> qrels = pa.table({"qid": qids, "docid": [f"{q}-gold" for q in qids], "rel": [1] * 6})
+    >>> run = pa.table({
+    ...     "qid": [q for q in qids for _ in range(3)],
+    ...     "docid": [f"{q}-{d}" for q in qids for d in ("gold", "a", "b")],
+    ...     "score": [3.0, 2.0, 1.0] * 6,
+    ... })
+    >>> pool = PoolSpec(corpus_size=8)
+    >>> plan = plan_for_tables(pool, metric="rr@10", seeds=50)
+    >>> result = check_benchmark(plan, CheckInputs(pool=pool, run=run, qrels=qrels))
+    >>> result.verdict, round(result.headroom.floor, 4), result.headroom.model
+    ('warning', 0.3397, 1.0)
+    >>> [reason.code for reason in result.reasons]
+    ['low_headroom', 'check1_passed', 'pool_smaller_than_k']
     """
     if not isinstance(plan, CheckPlan):
         raise ParameterError(
@@ -196,6 +243,7 @@ def check_benchmark(
             progress(0.0, "Loading the inputs")
         inputs = load_inputs(plan, workspace)
     inputs.check_against(plan)
+    inconsistencies = check_consistency(plan, inputs)
     metric = parse_metric(plan.metric)
     thresholds = plan.thresholds
     pool = inputs.pool
@@ -218,6 +266,14 @@ def check_benchmark(
         ):
             if table is not None:
                 run_fits_units(table, units, name)
+    if plan.units_rule is not None and inputs.run is not None:
+        if units is not None:
+            notes.append(
+                f"The units rule {plan.units_rule} was not applied: the pool's units map the "
+                "run's ids."
+            )
+        else:
+            units = rule_units(inputs, plan.units_rule)
 
     model = None
     if inputs.run is not None:
@@ -280,7 +336,17 @@ def check_benchmark(
         progress(0.3, "Check 1")
     harness: HarnessCheck | None
     if inputs.harness_output is not None:
-        harness = harness_check1(bench, floor, metric, inputs.harness_output, notes)
+        harness = harness_check1(
+            bench,
+            floor,
+            metric,
+            inputs.harness_output,
+            notes,
+            pool=pool,
+            rng=rng,
+            depth=plan.harness_depth,
+            seeds=plan.harness_seeds,
+        )
     else:
         harness = builtin_check1(
             bench,
@@ -339,6 +405,30 @@ def check_benchmark(
             adjusted_mean = float(np.mean((model[ok] - floor.expected[ok]) / room[ok]))
     total_floor = float(np.sum(floor.expected))
     multi = float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
+    if progress:
+        progress(0.9, "Other nulls")
+    nulls = other_nulls(
+        bench,
+        floor,
+        metric,
+        pool,
+        qrels,
+        run=inputs.run,
+        units=units,
+        ties=ties,
+        units_rule=plan.units_rule if units is not None and pool.kind != "units" else None,
+        harness_output=inputs.harness_output,
+        harness_measure=harness.measure if harness is not None else None,
+        min_detectable=(
+            power_result.min_detectable_difference
+            if power_result is not None and power_result.min_detectable_difference > 0
+            else thresholds.delta
+        ),
+        model_score=flat_mean,
+        query_texts=inputs.query_texts,
+        corpus_texts=inputs.corpus_texts,
+    )
+    notes.extend(nulls.notes)
     live_result = noise_result if plan.noise_source == "live" else None
     if live_result is not None:
         noise_result = None
@@ -352,6 +442,8 @@ def check_benchmark(
         live=live_result,
         inferred=inferred,
         queries=table,
+        consistency=inconsistencies,
+        nulls=nulls,
     )
     verdict_, reasons = verdict(findings)
     if progress:
@@ -382,6 +474,7 @@ def check_benchmark(
         multi_gold_floor_share=multi,
         notes=tuple(notes),
         plan=plan,
+        nulls=nulls,
     )
 
 
@@ -400,6 +493,7 @@ def plan_for_tables(
     noise_source: NoiseSource = "noise-run",
     thresholds: Thresholds | None = None,
     seed: int = 0,
+    units_rule: str | None = None,
 ) -> CheckPlan:
     """The plan of a check on in-memory tables: every input a ``table`` reference.
 
@@ -431,6 +525,7 @@ def plan_for_tables(
         seeds=seeds,  # type: ignore[arg-type]
         seed=seed,
         thresholds=thresholds or Thresholds(),
+        units_rule=units_rule,
     )
 
 
@@ -442,6 +537,8 @@ def check_tables(
     metric: str | Metric = "rr@10",
     noise_run: pa.Table | None = None,
     harness_output: pa.Table | None = None,
+    harness_depth: int | None = None,
+    harness_seeds: int | None = None,
     other_runs: Mapping[str, pa.Table] | None = None,
     run_name: str = "run",
     seeds: int | str = "auto",
@@ -451,6 +548,7 @@ def check_tables(
     thresholds: Thresholds | None = None,
     seed: int = 0,
     progress: Progress | None = None,
+    units_rule: str | None = None,
 ) -> CheckResult:
     """Check in-memory tables: build their plan (:func:`plan_for_tables`) and inputs, and run it.
 
@@ -466,10 +564,14 @@ def check_tables(
         As in :class:`~evalvalidity.analysis.plan.CheckPlan`.
     noise_run, harness_output : pyarrow.Table, optional
         The noise run (Check 2) and the harness's output on random runs (Check 1 on it).
+    harness_depth, harness_seeds : int, optional
+        The random runs' depth and number (their manifest's ``depth`` and ``seeds``).
     other_runs : mapping of str to pyarrow.Table, optional
         More runs to compare with ``run``.
     progress : callable, optional
         Called with (fraction done, message).
+    units_rule : str, optional
+        E.g. ``"prefix:#"``: the run's ids are ``document#segment``.
     """
     others = dict(other_runs or {})
     plan = plan_for_tables(
@@ -486,7 +588,8 @@ def check_tables(
         noise_source=noise_source,
         thresholds=thresholds,
         seed=seed,
-    )
+        units_rule=units_rule,
+    ).replace(harness_depth=harness_depth, harness_seeds=harness_seeds)
     inputs = CheckInputs(
         qrels=qrels,
         pool=pool,

@@ -11,19 +11,21 @@ from the standard error of ``M`` (:func:`seed_mean_std_error`, :func:`per_query_
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from scipy.stats import t as student_t
 
 from evalvalidity.analysis.plan import PoolSpec
 from evalvalidity.analysis.pools import (
     Benchmark,
     build_benchmark,
+    compute_floor,
     simulation_layout,
-    split_by_query,
     strings,
 )
 from evalvalidity.analysis.results import HarnessCheck, Interval
@@ -36,14 +38,20 @@ from evalvalidity.io.scoring import score_run
 from evalvalidity.io.tables import conform
 
 __all__ = [
+    "DEFAULT_DEPTH",
     "Z95",
     "builtin_check1",
+    "depth_floor",
     "harness_check1",
+    "implied_depth",
     "metric_depth",
+    "null_ratio_interval",
     "per_query_std_error",
     "random_runs",
     "ratio_to_floor",
     "seed_mean_std_error",
+    "truncated_metric",
+    "value_resolution",
 ]
 
 
@@ -143,6 +151,238 @@ def ratio_to_floor(measured: float, std_error: float, floor: float, z: float = Z
     )
 
 
+#: ln(2 / 0.05): the constant of Bernstein's inequality at the two-sided 5 % level.
+_BERNSTEIN_L = math.log(40.0)
+
+
+def value_resolution(values: np.ndarray) -> float:
+    """Half a unit in the last decimal the values are printed to (0 when they are not rounded).
+
+    trec_eval prints 4 decimals, so a mean of its values may be off by up to 5e-5. Values
+    that need at most 2 decimals (P@10's 0.1, 0.2, Hit's 0 and 1) are taken as exact.
+
+    Examples
+    --------
+    >>> value_resolution(np.array([0.25, 0.3333, 0.0]))
+    5e-05
+    >>> value_resolution(np.array([0.1, 0.2, 0.0])), value_resolution(np.array([1 / 3]))
+    (0.0, 0.0)
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) == 0:
+        return 0.0
+    for digits in range(0, 10):
+        scaled = values * 10.0**digits
+        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-6 + 1e-15 * np.abs(scaled)):
+            return 0.5 * 10.0**-digits if digits > 2 else 0.0
+    return 0.0
+
+
+def null_ratio_interval(
+    measured: float,
+    expected: np.ndarray,
+    variance: np.ndarray,
+    counts: np.ndarray,
+    ceiling: np.ndarray,
+    *,
+    resolution: float = 0.0,
+    z: float = Z95,
+) -> tuple[Interval, float]:
+    r"""Check 1's ratio to the floor with the acceptance interval of H0 (the harness is right).
+
+    Query :math:`q` has :math:`c_q` random rankings scored; under H0 each value has the exact
+    floor's mean :math:`E_q` and variance :math:`V_q`, so the mean over the :math:`Q` queries of
+    the per-query means, :math:`M = \frac1Q \sum_q \bar x_q`, has mean
+    :math:`\bar E = \frac1Q\sum_q E_q` and the exact standard error
+
+    .. math:: \mathrm{SE}_0 = \frac{1}{Q}\sqrt{\sum_q V_q / c_q}.
+
+    A random score is skewed (mostly 0, now and then large), so the normal band
+    :math:`z\,\mathrm{SE}_0` is widened, on each side, by Bernstein's term for the largest
+    step one value can make away from its mean: up by :math:`b_+ = \max_q C_q / (Q c_q)`
+    (:math:`C_q` the ceiling), down by :math:`b_- = \max_q E_q / (Q c_q)`, and by the
+    rounding ``resolution`` :math:`\delta` of the printed values:
+
+    .. math::
+
+        t_\pm = z\,\mathrm{SE}_0 + \frac{\ln 40}{3}\, b_\pm + \delta, \qquad
+        \text{H0 holds when } -t_- \le M - \bar E \le t_+ .
+
+    The reported ratio :math:`R = M / \bar E` has the interval
+    :math:`[R - t_+/\bar E,\ R + t_-/\bar E]`, clipped to the metric's range
+    :math:`[0, \bar C / \bar E]`; it covers 1 exactly when H0 is kept. It cannot collapse:
+    its width is at least :math:`2 z\,\mathrm{SE}_0/\bar E`, whatever the values.
+
+    Parameters
+    ----------
+    measured : float
+        :math:`M`.
+    expected, variance, ceiling : numpy.ndarray
+        :math:`E_q`, :math:`V_q` and :math:`C_q` of the compared queries.
+    counts : numpy.ndarray of int
+        :math:`c_q >= 1`, the values averaged per query.
+    resolution : float, default 0
+        :math:`\delta`, see :func:`value_resolution`.
+    z : float
+        The normal quantile (95 %: :data:`Z95`).
+
+    Returns
+    -------
+    (Interval, float)
+        The ratio with its interval, and :math:`\mathrm{SE}_0`.
+
+    Examples
+    --------
+    One query, 5 seeds, P@10 on a pool of 3,000 with one gold item; every seed scored 0:
+
+    >>> e, v = np.array([1 / 3000]), np.array([(10 / 3000) * (1 - 10 / 3000) / 100])
+    >>> ratio, se = null_ratio_interval(0.0, e, v, np.array([5]), np.array([0.1]))
+    >>> ratio.contains(1.0), round(se, 5), ratio.low
+    (True, 0.00258, 0.0)
+    """
+    q = len(expected)
+    counts = np.asarray(counts, dtype=np.float64)
+    mean_floor = float(np.mean(expected))
+    se = float(np.sqrt(np.sum(variance / counts))) / q
+    up = float(np.max(ceiling / counts)) / q if q else 0.0
+    down = float(np.max(expected / counts)) / q if q else 0.0
+    t_up = z * se + _BERNSTEIN_L / 3 * up + resolution
+    t_down = z * se + _BERNSTEIN_L / 3 * down + resolution
+    ratio = measured / mean_floor
+    top = float(np.mean(ceiling)) / mean_floor
+    low = max(ratio - t_up / mean_floor, 0.0)
+    high = min(ratio + t_down / mean_floor, max(top, 1.0))
+    # keep the clipped interval's decision that of the test (1 lies in [0, top])
+    return Interval(ratio, min(low, ratio), max(high, ratio)), se
+
+
+def _ideal_dcg(grades: np.ndarray, k: int | None, exponential: bool) -> float:
+    """The ideal DCG@k of a query's judged grades (k None: all of them)."""
+    gains = np.sort(np.asarray(grades, dtype=np.float64))[::-1]
+    if exponential:
+        gains = np.exp2(gains) - 1.0
+    if k is not None:
+        gains = gains[:k]
+    return float(np.sum(gains / np.log2(np.arange(2, len(gains) + 2))))
+
+
+def truncated_metric(metric: Metric, depth: int) -> tuple[Metric, str]:
+    """What ``metric`` computes on a ranking of only ``depth`` items, and how it is rescaled.
+
+    The second value says how the floor of the returned metric becomes the truncated one:
+    ``"same"`` (it is the metric itself: the cutoff is within the depth), ``"cut"`` (the metric
+    at cutoff ``depth``: RR, Hit, recall, AP, all dividing by what they did), ``"precision"``
+    (P@k still divides by k: P@depth × depth / k), ``"ndcg"`` (DCG@depth over the ideal DCG of
+    the original cutoff) or ``"rprec"`` (per query, R-precision reads the top R: recall@depth
+    where R > depth).
+
+    Examples
+    --------
+    >>> truncated_metric(parse_metric("map"), 1000)
+    (Metric(family='ap', k=1000, rel=1), 'cut')
+    >>> truncated_metric(parse_metric("p@10"), 5)
+    (Metric(family='p', k=5, rel=1), 'precision')
+    >>> truncated_metric(parse_metric("rr@10"), 1000)[1]
+    'same'
+    """
+    if metric.k is not None and metric.k <= depth:
+        return metric, "same"
+    family = metric.family
+    if family in ("rr", "hit", "r", "ap"):
+        return Metric(family, depth, metric.rel), "cut"
+    if family == "p":
+        return Metric("p", depth, metric.rel), "precision"
+    if family == "rprec":
+        return Metric("r", depth, metric.rel), "rprec"
+    return Metric(family, depth, metric.rel), "ndcg"
+
+
+def depth_floor(
+    bench: Benchmark, metric: Metric, pool: PoolSpec, depth: int, rng: np.random.Generator
+) -> Floor:
+    r"""The exact floor of ``metric`` on random rankings that hold only the top ``depth`` items.
+
+    A run ranks ``depth`` items of a uniformly random order of the pool; a metric that reads
+    deeper sees nothing below them. trec_eval's ``map`` over such a run is ``map_cut_depth``,
+    ``recip_rank`` is RR@depth, ``P_k`` is :math:`\frac{\mathrm{depth}}{k}\mathrm{P@depth}`,
+    ``Rprec`` is recall@depth where :math:`R > \mathrm{depth}`, and nDCG is
+    :math:`\mathrm{nDCG@depth}\cdot \mathrm{IDCG@depth} / \mathrm{IDCG@}k` (the ideal DCG of
+    the judged grades): see :func:`truncated_metric`. Expected values, variances and ceilings
+    are scaled alike (variances by the square).
+
+    Examples
+    --------
+    >>> qrels = pa.table({"qid": ["q1"], "docid": ["a"], "rel": [1]})
+    >>> ap = parse_metric("ap")
+    >>> bench = build_benchmark(qrels, PoolSpec(corpus_size=5000), ap)
+    >>> rng = np.random.default_rng(0)
+    >>> whole = depth_floor(bench, ap, PoolSpec(corpus_size=5000), 5000, rng).expected
+    >>> top = depth_floor(bench, ap, PoolSpec(corpus_size=5000), 1000, rng).expected
+    >>> round(float(top[0] / whole[0]), 3)
+    0.823
+    """
+    if depth >= int(np.max(bench.pool_size)):
+        return compute_floor(bench, metric, pool, rng)[0]
+    cut, how = truncated_metric(metric, depth)
+    if how == "same":
+        return compute_floor(bench, metric, pool, rng)[0]
+    floor = compute_floor(bench, cut, pool, rng)[0]
+    if how == "cut":
+        return Floor(metric, floor.expected, floor.variance, floor.ceiling)
+    if how == "precision":
+        assert metric.k is not None
+        scale = np.full(len(floor.expected), depth / metric.k)
+    elif how == "rprec":
+        whole = compute_floor(bench, metric, pool, rng)[0]
+        deep = bench.judged > depth
+        return Floor(
+            metric,
+            np.where(deep, floor.expected, whole.expected),
+            np.where(deep, floor.variance, whole.variance),
+            np.where(deep, floor.ceiling, whole.ceiling),
+        )
+    else:
+        exponential = metric.spec.gain == "exponential"
+        scale = np.ones(len(floor.expected))
+        for i, grades in enumerate(bench.judged_gains):
+            full = _ideal_dcg(grades, metric.k, exponential)
+            if full > 0:
+                scale[i] = _ideal_dcg(grades, depth, exponential) / full
+    return Floor(metric, floor.expected * scale, floor.variance * scale**2, floor.ceiling * scale)
+
+
+def implied_depth(
+    bench: Benchmark,
+    metric: Metric,
+    pool: PoolSpec,
+    measured: float,
+    present: np.ndarray,
+    rng: np.random.Generator,
+) -> int | None:
+    """The ranking depth whose floor equals ``measured`` (None when no depth does).
+
+    The floors of RR, Hit, recall, AP, precision and nDCG grow with the depth, so a bisection
+    over ``1 .. max pool`` finds it.
+    """
+    top = int(np.max(bench.pool_size[present]))
+    if metric.k is not None:
+        top = min(top, metric.k)
+
+    def at(d: int) -> float:
+        return float(np.mean(depth_floor(bench, metric, pool, d, rng).expected[present]))
+
+    if top < 1 or not at(1) <= measured <= at(top):
+        return None
+    lo, hi = 1, top
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if at(mid) < measured:
+            lo = mid
+        else:
+            hi = mid
+    return hi if abs(at(hi) - measured) <= abs(at(lo) - measured) else lo
+
+
 def metric_depth(metric: Metric, bench: Benchmark) -> int | None:
     """How deep a ranking the metric reads; None for the whole list."""
     if metric.family == "rprec":
@@ -150,67 +390,91 @@ def metric_depth(metric: Metric, bench: Benchmark) -> int | None:
     return metric.k
 
 
+#: Samples scored in one call of the scorer (bounds the simulated run's size in memory).
+_SCORE_BLOCK = 1 << 17
+
+#: Queries drawn at once by the built-in Check 1 (bounds the sampler's arrays in memory).
+_DRAW_BLOCK = 1 << 16
+
+
 def _score_samples(
     sample: simulate.PrefixSample,
-    namer: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    namer: Callable[[np.ndarray, np.ndarray], pa.Array],
     qrels: pa.Table,
     bench: Benchmark,
     metric: Metric,
     units: pa.Table | None,
     ties: str,
 ) -> np.ndarray:
-    """Score every sampled prefix with the package's own scorer; one value per sample."""
-    lengths = np.diff(sample.offsets)
-    sample_of_row = np.repeat(np.arange(sample.n_draws), lengths)
-    position = np.arange(len(sample.items)) - np.repeat(sample.offsets[:-1], lengths)
-    names = namer(sample.query[sample_of_row], sample.items)
-    sample_qid = np.char.add("s", np.arange(sample.n_draws).astype(str)).astype(object)
-    run = pa.table(
-        {
-            "qid": pa.array(sample_qid[sample_of_row], pa.string()),
-            "docid": pa.array(names, pa.string()),
-            "score": pa.array((lengths.max() - position).astype(np.float64)),
-            "rank": pa.array(position + 1, pa.int64()),
-            "line": pa.nulls(len(names), pa.int64()),
-        }
-    )
+    """Score every sampled prefix with the package's own scorer; one value per sample.
+
+    Sample ``i`` is the query ``s<i>``, judged by its query's judgements; the samples are
+    scored in blocks of ``_SCORE_BLOCK`` (each sample's score depends on its rows alone).
+    """
     qrels = conform(qrels, "qrels")
-    qq = strings(qrels.column("qid"))
-    qindex = np.searchsorted(bench.qids, qq)
-    qindex = np.minimum(qindex, len(bench.qids) - 1)
-    qrels_known = bench.qids[qindex] == qq
-    # Replicate each query's judgements for each of its samples.
-    samples_by_query = split_by_query(np.arange(sample.n_draws), sample.query, len(bench.qids))
+    n_queries = len(bench.qids)
+    qq = pc.index_in(qrels.column("qid"), value_set=pa.array(bench.qids, pa.string()))
+    qrels_known = qq.is_valid().to_numpy(zero_copy_only=False)
+    qindex = qq.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     rows = np.flatnonzero(qrels_known)
-    per_row = np.array([len(samples_by_query[qindex[r]]) for r in rows], dtype=np.int64)
-    row_rep = np.repeat(rows, per_row)
-    sample_rep = (
-        np.concatenate([samples_by_query[qindex[r]] for r in rows])
-        if len(rows)
-        else np.zeros(0, dtype=np.int64)
-    )
-    replicated = pa.table(
-        {
-            "qid": pa.array(sample_qid[sample_rep], pa.string()),
-            "docid": qrels.column("docid").take(pa.array(row_rep)),
-            "rel": qrels.column("rel").take(pa.array(row_rep)),
-            "line": pa.nulls(len(row_rep), pa.int64()),
-        }
-    )
-    scored = score_run(
-        run,
-        replicated,
-        [metric],
-        units=units,
-        ties=ties,
-        unranked="zero",
-        run_name="simulated noise run",
-        qrels_name="judgements",
-    )
+    row_query = qindex[rows]
     values = np.zeros(sample.n_draws)
-    index = np.array([int(q[1:]) for q in scored.qids.tolist()], dtype=np.int64)
-    values[index] = scored.values[metric.name]
+    for start in range(0, sample.n_draws, _SCORE_BLOCK):
+        stop = min(start + _SCORE_BLOCK, sample.n_draws)
+        lo, hi = int(sample.offsets[start]), int(sample.offsets[stop])
+        lengths = np.diff(sample.offsets[start : stop + 1])
+        sample_of_row = np.repeat(np.arange(start, stop), lengths)
+        position = np.arange(hi - lo) - np.repeat(sample.offsets[start:stop] - lo, lengths)
+        names = namer(sample.query[sample_of_row], sample.items[lo:hi])
+        run = pa.table(
+            {
+                "qid": _sample_names(sample_of_row),
+                "docid": pa.array(names, pa.string()),
+                "score": pa.array((lengths.max() - position).astype(np.float64)),
+                "rank": pa.array(position + 1, pa.int64()),
+                "line": pa.nulls(len(names), pa.int64()),
+            }
+        )
+        # Replicate each query's judgements for each of its samples (rows in file order).
+        block_query = sample.query[start:stop]
+        by_query = np.argsort(block_query, kind="stable")
+        sample_offsets = np.concatenate(
+            ([0], np.cumsum(np.bincount(block_query, minlength=n_queries)))
+        )
+        per_row = np.diff(sample_offsets)[row_query]
+        row_rep = np.repeat(rows, per_row)
+        ends = np.cumsum(per_row)
+        within = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - per_row, per_row)
+        sample_rep = start + by_query[np.repeat(sample_offsets[row_query], per_row) + within]
+        take = pa.array(row_rep, pa.int64())
+        replicated = pa.table(
+            {
+                "qid": _sample_names(sample_rep),
+                "docid": qrels.column("docid").take(take),
+                "rel": qrels.column("rel").take(take),
+                "line": pa.nulls(len(row_rep), pa.int64()),
+            }
+        )
+        scored = score_run(
+            run,
+            replicated,
+            [metric],
+            units=units,
+            ties=ties,
+            unranked="zero",
+            run_name="simulated noise run",
+            qrels_name="judgements",
+        )
+        index = pc.cast(
+            pc.utf8_slice_codeunits(pa.array(scored.qids, pa.string()), 1), pa.int64()
+        ).to_numpy(zero_copy_only=False)
+        values[index] = scored.values[metric.name]
     return values
+
+
+def _sample_names(index: np.ndarray) -> pa.Array:
+    """The query ids ``s<i>`` of the samples ``index``."""
+    return pc.binary_join_element_wise("s", pa.array(index, pa.int64()).cast(pa.string()), "")
 
 
 def builtin_check1(
@@ -259,17 +523,37 @@ def builtin_check1(
         return None
 
     def draw(n_seeds: int, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        sample = simulate.sample_prefixes(
-            layout,
-            n_seeds,
-            depth=depth,
-            doc_depth=doc_depth,
-            gold_weight=weights,
-            rng=rng,
-            first_draw=first,
+        # Blocks of queries, one after the other from the same generator: a benchmark of at
+        # most _DRAW_BLOCK queries is drawn in one go.
+        parts = []
+        for a in range(0, layout.n_queries, _DRAW_BLOCK):
+            b = min(a + _DRAW_BLOCK, layout.n_queries)
+            g0, g1 = int(layout.gold_offsets[a]), int(layout.gold_offsets[b])
+            block = simulate.PoolLayout(
+                layout.pool_size[a:b],
+                layout.gold_offsets[a : b + 1] - g0,
+                layout.gold_items[g0:g1],
+                chunk_doc=layout.chunk_doc,
+            )
+            sample = simulate.sample_prefixes(
+                block,
+                n_seeds,
+                depth=depth,
+                doc_depth=doc_depth,
+                gold_weight=weights[a:b],
+                rng=rng,
+                first_draw=first,
+            )
+            sample = dataclasses.replace(sample, query=sample.query + a)
+            values = _score_samples(sample, namer, qrels, bench, metric, units, ties)
+            parts.append((values, sample.weight, sample.query))
+        if len(parts) == 1:
+            return parts[0]
+        return (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]),
         )
-        values = _score_samples(sample, namer, qrels, bench, metric, units, ties)
-        return values, sample.weight, sample.query
 
     q = layout.n_queries
     if seeds == "auto":
@@ -310,11 +594,24 @@ def builtin_check1(
     weighted = values * w
     per_query = np.bincount(query, weights=weighted, minlength=q) / n_seeds
     measured = float(per_query.mean())
-    if n_seeds >= 2:
-        se = seed_mean_std_error(weighted, query, q, n_seeds)
+    if not importance:
+        # plain draws: the exact variance of the floor gives the interval under H0
+        ratio, se = null_ratio_interval(
+            measured, floor.expected, floor.variance, np.full(q, n_seeds), floor.ceiling
+        )
     else:
-        se = float(np.sqrt(np.sum(floor.variance))) / q
-    ratio = ratio_to_floor(measured, se, mean_floor)
+        # importance weights change the variance, which must then be estimated: a Student
+        # t band on n_seeds - 1 degrees of freedom, clipped to the metric's range; a sample
+        # without spread (which would give a zero-width band) falls back on the plain-draw SE
+        estimated = seed_mean_std_error(weighted, query, q, n_seeds) if n_seeds >= 2 else 0.0
+        exact = float(np.sqrt(np.sum(floor.variance) / n_seeds)) / q
+        se = estimated if estimated > 0 else exact
+        t = float(student_t.ppf(0.975, max(n_seeds - 1, 1)))
+        ratio = ratio_to_floor(measured, se, mean_floor, z=t)
+        top = max(float(np.mean(floor.ceiling)) / mean_floor, 1.0)
+        ratio = Interval(
+            ratio.estimate, max(ratio.low, 0.0), min(ratio.high, max(top, ratio.estimate))
+        )
     return HarnessCheck(
         source="builtin",
         measured=measured,
@@ -332,10 +629,32 @@ def builtin_check1(
     )
 
 
+#: The depth ``random-runs`` writes by default, assumed when none is declared.
+DEFAULT_DEPTH = 1000
+
+
 def harness_check1(
-    bench: Benchmark, floor: Floor, metric: Metric, harness: pa.Table, notes: list[str]
+    bench: Benchmark,
+    floor: Floor,
+    metric: Metric,
+    harness: pa.Table,
+    notes: list[str],
+    *,
+    pool: PoolSpec | None = None,
+    rng: np.random.Generator | None = None,
+    depth: int | None = None,
+    seeds: int | None = None,
 ) -> HarnessCheck:
-    """Check 1 on a harness's per-query output on random runs (one measure, the metric's)."""
+    """Check 1 on a harness's per-query output on random runs (one measure, the metric's).
+
+    ``depth`` is the number of items per query the random runs hold (their manifest's
+    ``depth``; None: :data:`DEFAULT_DEPTH`, random-runs' default) and ``seeds`` how many runs
+    were scored (None: the most values any query has). The output is compared with the exact
+    floor of rankings truncated at ``depth`` (:func:`depth_floor`; with ``pool`` None,
+    ``floor`` as given) through :func:`null_ratio_interval`. Missing (query, seed) values are
+    counted as 0 when the output holds no 0 at all (a harness that writes only non-zero
+    values); otherwise the queries without values are left out.
+    """
     harness = conform(harness, "harness")
     measures = harness.column("measure")
     chosen_measure: str | None = None
@@ -374,22 +693,47 @@ def harness_check1(
     known = np.fromiter((q in judged for q in qid.tolist()), dtype=bool, count=len(qid))
     ignored = len(np.unique(qid[~known]))
     qid, value = qid[known], value[known]
+    seed_column = harness.column("seed").filter(pa.array(known))
     if len(qid) == 0:
         raise InputDataError("None of the harness output's query ids occur in the judgements.")
+    declared_depth = depth
+    if depth is None:
+        depth = DEFAULT_DEPTH
+        if int(np.max(bench.pool_size)) > depth:
+            notes.append(
+                f"No depth was declared for the random runs (no manifest): Check 1 takes "
+                f"random-runs' default, {depth:,} items per query."
+            )
+    if pool is not None:
+        rng = rng if rng is not None else np.random.default_rng(0)
+        floor = depth_floor(bench, metric, pool, depth, rng)
+        if pool.kind == "units" and depth < int(np.max(bench.pool_size)):
+            notes.append(
+                f"The random runs rank {depth:,} chunks per query; the deduplicated floor is "
+                f"taken at {depth:,} documents, which a run of that many chunks may not reach."
+            )
     qindex = np.searchsorted(bench.qids, qid)
     n = len(bench.qids)
     counts = np.bincount(qindex, minlength=n)
+    if seed_column.null_count < len(seed_column):
+        n_runs = len(set(seed_column.to_pylist()))
+    else:
+        n_runs = int(np.max(counts))
+    if seeds is not None:
+        n_runs = max(n_runs, seeds)
+    expected_values = n_runs * n
+    n_missing = int(np.sum(np.maximum(n_runs - counts, 0)))
+    zeros_left_out = n_missing > 0 and not np.any(value == 0.0) and n_runs >= 1
+    if zeros_left_out:
+        # a harness that prints only non-zero values: the missing ones are the zeros
+        counts = np.full(n, n_runs)
     present = counts > 0
     sums = np.bincount(qindex, weights=value, minlength=n)
-    squares = np.bincount(qindex, weights=value * value, minlength=n)
     per_query = np.full(n, np.nan)
     per_query[present] = sums[present] / counts[present]
     measured = float(np.mean(per_query[present]))
     analytic = float(np.mean(floor.expected[present]))
     q = int(present.sum())
-    se = per_query_std_error(
-        counts[present], sums[present], squares[present], floor.variance[present]
-    )
     missing = tuple(bench.qids[~present].tolist())
     if missing:
         notes.append(
@@ -403,7 +747,31 @@ def harness_check1(
         )
     if analytic <= 0:
         raise InputDataError("The floor of the harness output's queries is 0: nothing to compare.")
-    ratio = ratio_to_floor(measured, se, analytic)
+    ratio, se = null_ratio_interval(
+        measured,
+        floor.expected[present],
+        floor.variance[present],
+        counts[present],
+        floor.ceiling[present],
+        resolution=value_resolution(value),
+    )
+    passed = ratio.contains(1.0)
+    seen = None
+    if not passed and pool is not None and rng is not None:
+        seen = implied_depth(bench, metric, pool, measured, present, rng)
+        if seen is not None:
+            at_seen = depth_floor(bench, metric, pool, seen, rng)
+            check, _ = null_ratio_interval(
+                measured,
+                at_seen.expected[present],
+                at_seen.variance[present],
+                counts[present],
+                at_seen.ceiling[present],
+                resolution=value_resolution(value),
+            )
+            reach = min(depth, int(np.max(bench.pool_size[present])))
+            if not check.contains(1.0) or seen == reach:
+                seen = None
     return HarnessCheck(
         source="harness-output",
         measured=measured,
@@ -414,13 +782,18 @@ def harness_check1(
         n_seeds=int(np.max(counts)),
         n_draws=len(value),
         importance_sampled=False,
-        passed=ratio.contains(1.0),
+        passed=passed,
         per_query_measured=per_query,
         sample_values=value,
         sample_weights=np.ones(len(value)),
         missing_queries=missing,
         ignored_queries=ignored,
         measure=chosen_measure,
+        depth=declared_depth if declared_depth is not None else depth,
+        implied_depth=seen,
+        missing_values=n_missing,
+        expected_values=expected_values,
+        zeros_left_out=zeros_left_out,
     )
 
 

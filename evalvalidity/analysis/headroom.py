@@ -46,24 +46,28 @@ def triage(
         z = np.where(std > 0, (noise_values - expected) / std, np.nan)
         floor_ratio = np.where(floor.ceiling > 0, expected / floor.ceiling, np.nan)
     k = metric.k
-    flags: list[tuple[str, ...]] = []
-    for i in range(n):
-        row: list[str] = []
-        if floor_ratio[i] >= thresholds.query_floor_share:
-            row.append("floor_high")
-        if k is not None and bench.pool_size[i] < k:
-            row.append("pool_smaller_than_k")
-        if k is not None and bench.gold[i] >= k:
-            row.append("gold_ge_k")
-        if bench.positive[i] > len(bench.gold_docs[i]) or bench.judged[i] > bench.gold[i]:
-            row.append("gold_missing_from_pool")
-        if bench.gold[i] == 0:
-            row.append("no_gold")
-        if bench.duplicated[i] > 0:
-            row.append("duplicated_gold")
-        if noise is not None and z[i] >= thresholds.noise_z:
-            row.append("noise_above_floor")
-        flags.append(tuple(row))
+    # One boolean column per flag, in the flags' order; each distinct combination becomes one
+    # shared tuple (no per-query Python work).
+    columns = [
+        ("floor_high", floor_ratio >= thresholds.query_floor_share),
+        ("pool_smaller_than_k", bench.pool_size < k if k is not None else None),
+        ("gold_ge_k", bench.gold >= k if k is not None else None),
+        (
+            "gold_missing_from_pool",
+            (bench.positive > bench.in_pool) | (bench.judged > bench.gold),
+        ),
+        ("no_gold", bench.gold == 0),
+        ("duplicated_gold", bench.duplicated > 0),
+        ("noise_above_floor", z >= thresholds.noise_z if noise is not None else None),
+    ]
+    present = [(name, mask) for name, mask in columns if mask is not None]
+    code = np.zeros(n, dtype=np.int64)
+    for bit, (_, mask) in enumerate(present):
+        code |= mask.astype(np.int64) << bit
+    combos, inverse = np.unique(code, return_inverse=True)
+    shared = [
+        tuple(name for bit, (name, _) in enumerate(present) if int(c) >> bit & 1) for c in combos
+    ]
     # bench.qids is sorted, so its index is the query id's order.
     order = np.lexsort((np.arange(n), -share))
     return QueryTable(
@@ -80,7 +84,7 @@ def triage(
         noise=noise_values[order],
         z=z[order],
         floor_share=share[order],
-        flags=tuple(flags[i] for i in order),
+        flags=tuple(map(shared.__getitem__, inverse[order].tolist())),
     )
 
 

@@ -26,9 +26,100 @@ from evalvalidity.core.embed import (
     _rank,
     _texts_by_id,
 )
-from evalvalidity.errors import ParameterError
+from evalvalidity.errors import FileFormatError, ParameterError
 
-__all__ = ["noise_test"]
+__all__ = ["noise_test", "read_texts"]
+
+_ID_KEYS = ("_id", "id", "docid", "doc_id", "qid", "query_id")
+
+
+def read_texts(path: str, what: str = "texts") -> list[tuple[str, str]]:
+    r"""(id, text) pairs of a corpus or a query file, in file order.
+
+    JSON Lines in BEIR's layout (``{"_id": ..., "title": ..., "text": ...}``; the id may also
+    be ``id``, ``docid``, ``doc_id``, ``qid`` or ``query_id``; a title is put before the text)
+    or tab-separated ``id<TAB>text`` lines (MS MARCO's collection and queries). Blank lines are
+    skipped; a bad line raises :class:`~evalvalidity.errors.FileFormatError` with its number.
+
+    Parameters
+    ----------
+    path : str
+        The file (UTF-8).
+    what : str
+        How messages name it ("the corpus").
+
+    Returns
+    -------
+    list of (str, str)
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> name = os.path.join(folder, "corpus.jsonl")
+    >>> with open(name, "w", encoding="utf-8") as handle:
+    ...     _ = handle.write('{"_id": "d1", "title": "Wings", "text": "Lift and drag."}\n')
+    >>> read_texts(name)
+    [('d1', 'Wings Lift and drag.')]
+    """
+    import json
+    import os
+
+    name = os.path.basename(path) or path
+    try:
+        handle = open(path, encoding="utf-8", newline="")
+    except OSError as exc:
+        raise ParameterError(f"Cannot read {what} {path!r}: {exc.strerror}.") from exc
+    pairs: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
+    with handle:
+        try:
+            lines = handle.read().splitlines()
+        except UnicodeDecodeError as exc:
+            raise FileFormatError(name, None, f"{what} is not UTF-8 text ({exc.reason})") from exc
+    for number, line in enumerate(lines, start=1):
+        if number == 1:
+            line = line.removeprefix("\ufeff")
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("{"):
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                raise FileFormatError(name, number, f"invalid JSON ({exc})", line) from exc
+            key = next((k for k in _ID_KEYS if isinstance(obj, dict) and k in obj), None)
+            if key is None or not isinstance(obj.get("text"), str):
+                raise FileFormatError(
+                    name,
+                    number,
+                    'expected an object with an id ("_id" or "id") and a "text" string',
+                    line,
+                )
+            ident = obj[key]
+            if isinstance(ident, bool) or not isinstance(ident, str | int):
+                raise FileFormatError(
+                    name, number, f"expected a string or integer {key!r}, found {ident!r}", line
+                )
+            title = obj.get("title")
+            text = (
+                obj["text"] if not isinstance(title, str) or not title else f"{title} {obj['text']}"
+            )
+            ident = str(ident)
+        else:
+            ident, tab, text = line.partition("\t")
+            if not tab:
+                raise FileFormatError(name, number, "expected a JSON object or id<TAB>text", line)
+        if not ident:
+            raise FileFormatError(name, number, "the id is empty", line)
+        if ident in seen:
+            raise FileFormatError(
+                name, number, f"the id {ident!r} appears twice (first on line {seen[ident]})", line
+            )
+        seen[ident] = number
+        pairs.append((ident, text))
+    if not pairs:
+        raise FileFormatError(name, None, f"{what} holds no texts")
+    return pairs
 
 
 def _run_table(ranking: Ranking) -> Any:

@@ -368,6 +368,12 @@ class CheckPlan:
     harness_output : DatasetRef, optional
         The team's harness's per-query values on noise runs: Check 1 runs on it instead of the
         built-in simulation.
+    harness_depth : int, optional
+        Items per query of the random runs the harness scored (their manifest's ``depth``);
+        None: random-runs' default, 1,000. Check 1 compares with the floor at that depth.
+    harness_seeds : int, optional
+        How many random runs the harness scored (the manifest's ``seeds``); None: as many as
+        the output shows.
     metric : str
         Default ``rr@10`` (MRR@10).
     ties : {"trec_eval", "given", "average"}
@@ -378,6 +384,12 @@ class CheckPlan:
         Seed of every random draw: the same inputs and seed give the same result.
     thresholds : Thresholds
         Where the verdict draws its lines.
+    units_rule : str, optional
+        ``prefix:SEP``: the run's ids are ``document SEP segment`` and the judgements judge the
+        document (e.g. ``prefix:#``), so no units file is needed.
+    query_texts, corpus_texts : DatasetRef, optional
+        ``id, text`` files of the queries and the corpus: (near-)identical texts count as
+        self-hits.
     """
 
     qrels: DatasetRef
@@ -389,13 +401,22 @@ class CheckPlan:
     noise_source: NoiseSource = "noise-run"
     noise_components_off: tuple[str, ...] | None = None
     harness_output: DatasetRef | None = None
+    harness_depth: int | None = None
+    harness_seeds: int | None = None
     metric: str = "rr@10"
     ties: TiePolicy = "trec_eval"
     seeds: int | Literal["auto"] = "auto"
     seed: int = 0
     thresholds: Thresholds = field(default_factory=Thresholds)
+    units_rule: str | None = None
+    query_texts: DatasetRef | None = None
+    corpus_texts: DatasetRef | None = None
 
     def __post_init__(self) -> None:
+        if self.units_rule is not None:
+            from evalvalidity.io.units_rule import parse_units_rule
+
+            parse_units_rule(self.units_rule)
         seeds = self.seeds
         if seeds != "auto" and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
             raise ParameterError(
@@ -412,6 +433,15 @@ class CheckPlan:
                 "The 'ties' parameter of check_benchmark must be 'trec_eval', 'given' or "
                 f"'average'. Got {self.ties!r} instead."
             )
+        for name in ("harness_depth", "harness_seeds"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ParameterError(
+                    f"The {name!r} parameter of check_benchmark must be None or an int >= 1. "
+                    f"Got {value!r} instead."
+                )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ParameterError(
                 f"The 'seed' parameter of check_benchmark must be an int >= 0. Got {self.seed!r} "
@@ -447,6 +477,8 @@ class CheckPlan:
             ("pool", self.pool.ref),
             ("noise_run", self.noise_run),
             ("harness_output", self.harness_output),
+            ("query_texts", self.query_texts),
+            ("corpus_texts", self.corpus_texts),
         ):
             if ref is not None:
                 out[role] = ref
@@ -473,6 +505,8 @@ class CheckPlan:
                 list(self.noise_components_off) if self.noise_components_off is not None else None
             ),
             "harness_output": _ref_dict(self.harness_output),
+            "harness_depth": self.harness_depth,
+            "harness_seeds": self.harness_seeds,
             "metric": self.metric,
             "ties": self.ties,
             "seeds": self.seeds,
@@ -485,6 +519,9 @@ class CheckPlan:
                 )
                 for f in dataclasses.fields(Thresholds)
             },
+            "units_rule": self.units_rule,
+            "query_texts": _ref_dict(self.query_texts),
+            "corpus_texts": _ref_dict(self.corpus_texts),
         }
 
     @classmethod
@@ -502,7 +539,7 @@ class CheckPlan:
         >>> CheckPlan.from_dict({"schema_version": 1, "qrels": None, "colour": "red"})
         Traceback (most recent call last):
         ...
-        evalvalidity.errors.ParameterError: Unknown key 'colour' in a check plan; expected some of schema_version, qrels, pool, run, run_name, compare, noise_run, noise_source, noise_components_off, harness_output, metric, ties, seeds, seed, thresholds.
+        evalvalidity.errors.ParameterError: Unknown key 'colour' in a check plan; expected some of schema_version, qrels, pool, run, run_name, compare, noise_run, noise_source, noise_components_off, harness_output, harness_depth, harness_seeds, metric, ties, seeds, seed, thresholds, units_rule, query_texts, corpus_texts.
         """
         if not isinstance(record, Mapping):
             raise ParameterError(f"A check plan must be an object. Got {record!r}.")
@@ -523,7 +560,7 @@ class CheckPlan:
         if missing:
             raise ParameterError(f"A check plan needs {' and '.join(map(repr, missing))}.")
         values: dict[str, Any] = {k: v for k, v in record.items() if k != "schema_version"}
-        for name in ("run", "qrels", "noise_run", "harness_output"):
+        for name in ("run", "qrels", "noise_run", "harness_output", "query_texts", "corpus_texts"):
             if values.get(name) is not None:
                 values[name] = DatasetRef.from_dict(values[name], f"the plan's {name!r}")
         values["pool"] = PoolDeclaration.from_dict(values["pool"])
@@ -588,6 +625,8 @@ class CheckInputs:
         ``HARNESS_SCHEMA``.
     compare : mapping of str to pyarrow.Table
         The runs to compare, by the names the plan gives them.
+    query_texts, corpus_texts : pyarrow.Table, optional
+        ``id, text`` tables.
     """
 
     qrels: pa.Table
@@ -596,6 +635,8 @@ class CheckInputs:
     noise_run: pa.Table | None = None
     harness_output: pa.Table | None = None
     compare: Mapping[str, pa.Table] = field(default_factory=dict)
+    query_texts: pa.Table | None = None
+    corpus_texts: pa.Table | None = None
 
     def check_against(self, plan: CheckPlan) -> None:
         """Refuse inputs that do not hold what ``plan`` names."""

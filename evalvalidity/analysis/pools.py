@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalvalidity.analysis.plan import PoolSpec
 from evalvalidity.core import dedup, floors, simulate
@@ -29,8 +30,12 @@ __all__ = [
     "benchmark_floor",
     "build_benchmark",
     "compute_floor",
+    "csr_offsets",
+    "fit_to_pool",
+    "per_query",
     "quietly",
     "simulation_layout",
+    "sorted_unique",
     "split_by_query",
     "strings",
 ]
@@ -38,27 +43,53 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Benchmark:
-    """Per-query arrays of the judged queries: pool, gold and the ids needed to simulate."""
+    """Per-query arrays of the judged queries: pool, gold and the ids needed to simulate.
+
+    Per-query lists are held in CSR form: query ``q``'s entries of a flat array are
+    ``flat[offsets[q]:offsets[q + 1]]``. ``pool_offsets`` indexes the judged (grade >= 1) items
+    in the pool (``pool_gains``, ``pool_docs`` and, for a units map, ``gold_doc_index``),
+    ``judged_offsets`` every judged (grade >= 1) item (``judged_grades``), and
+    ``candidate_offsets`` the sorted candidate lists (``candidate_docs``).
+    """
 
     qids: np.ndarray
     pool_size: np.ndarray  # N in the analytic unit
     gold: np.ndarray  # relevant (at the metric's threshold) in the pool
     judged: np.ndarray  # relevant judged in all
     positive: np.ndarray  # judged with grade >= 1, in all
-    gains: list[np.ndarray]  # grades (>= 1) of judged items in the pool
-    judged_gains: list[np.ndarray]
-    gold_docs: list[np.ndarray]  # docids of judged (grade >= 1) items in the pool
+    pool_offsets: np.ndarray  # CSR offsets of the judged (grade >= 1) items in the pool
+    pool_gains: np.ndarray  # their grades
+    pool_docs: np.ndarray  # their docids (object array of str)
+    judged_offsets: np.ndarray  # CSR offsets of every judged (grade >= 1) item
+    judged_grades: np.ndarray  # their grades
     duplicated: np.ndarray  # duplicate judgement rows per query
     declared_pool: float | None
     declared_chunks: int | None
     declared_documents: int | None
-    # units: documents and their chunk counts; gold as indices into them
+    # units: documents and their chunk counts; gold as indices into them (by pool_offsets)
     doc_ids: np.ndarray | None = None
     chunk_counts: np.ndarray | None = None
-    gold_doc_index: list[np.ndarray] | None = None
+    gold_doc_index: np.ndarray | None = None
     chunk_ids: np.ndarray | None = None
     chunk_doc: np.ndarray | None = None
-    candidate_lists: list[np.ndarray] | None = None
+    candidate_offsets: np.ndarray | None = None
+    candidate_docs: np.ndarray | None = None
+    candidate_gold: np.ndarray | None = None  # positions in the candidate list (by pool_offsets)
+
+    @property
+    def in_pool(self) -> np.ndarray:
+        """Judged (grade >= 1) items in the pool, per query."""
+        return np.diff(self.pool_offsets)
+
+    @property
+    def gains(self) -> list[np.ndarray]:
+        """The grades of the judged items in the pool, one array per query."""
+        return per_query(self.pool_gains, self.pool_offsets)
+
+    @property
+    def judged_gains(self) -> list[np.ndarray]:
+        """The grades of every judged (grade >= 1) item, one array per query."""
+        return per_query(self.judged_grades, self.judged_offsets)
 
 
 def strings(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
@@ -66,10 +97,62 @@ def strings(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return np.asarray(column.to_pylist(), dtype=object)
 
 
+def _flat(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """One string array (a large_string when its characters need 64-bit offsets)."""
+    if isinstance(column, pa.ChunkedArray):
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
+
+
+def sorted_unique(column: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, np.ndarray]:
+    r"""The distinct strings of ``column`` in code-point order, and each row's index into them.
+
+    The order is Python's ``str`` order (UTF-8 bytes sort as code points), as ``np.unique`` on
+    an object array would give, without turning every row into a Python ``str``.
+
+    Examples
+    --------
+    >>> values, index = sorted_unique(pa.array(["b", "a", "b", "é", "a\x00"]))
+    >>> values.to_pylist(), index.tolist()
+    (['a', 'a\x00', 'b', 'é'], [2, 0, 2, 3, 1])
+    """
+    flat = _flat(column)
+    distinct = pc.unique(flat)
+    distinct = distinct.take(pc.sort_indices(distinct))
+    index = pc.index_in(flat, value_set=distinct).to_numpy(zero_copy_only=False)
+    return distinct, index.astype(np.int64)
+
+
+def csr_offsets(query: np.ndarray, n_queries: int) -> np.ndarray:
+    """CSR offsets of a flat array grouped by ``query`` (sorted): ``n_queries + 1`` entries.
+
+    Examples
+    --------
+    >>> csr_offsets(np.array([0, 0, 2]), 4).tolist()
+    [0, 2, 2, 3, 3]
+    """
+    counts = np.bincount(query, minlength=n_queries)
+    offsets = np.zeros(n_queries + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def per_query(flat: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
+    """The CSR array ``(offsets, flat)`` as one array (a view) per query.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in per_query(np.array([5, 6, 7]), np.array([0, 2, 2, 3]))]
+    [[5, 6], [], [7]]
+    """
+    return np.split(flat, offsets[1:-1]) if len(offsets) > 1 else []
+
+
 def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmark:
     """The judged queries' arrays for ``pool`` at ``metric``'s relevance threshold.
 
-    Duplicate judgement rows (same query and item) are kept once and counted per query.
+    Duplicate judgement rows (same query and item) are kept once and counted per query. Ids
+    are grouped by Arrow (no Python object per judgement row); per-query lists are CSR arrays.
 
     Examples
     --------
@@ -77,28 +160,34 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
     >>> bench = build_benchmark(qrels, PoolSpec(corpus_size=10), parse_metric("rr@10"))
     >>> bench.qids.tolist(), bench.gold.tolist(), bench.pool_size.tolist()
     (['q1', 'q2'], [2, 0], [10, 10])
+    >>> bench.pool_offsets.tolist(), bench.pool_docs.tolist()
+    ([0, 2, 2], ['b', 'a'])
     """
     qrels = conform(qrels, "qrels")
-    qid = strings(qrels.column("qid"))
-    docid = strings(qrels.column("docid"))
-    rel = qrels.column("rel").to_numpy(zero_copy_only=False).astype(np.int64)
-    if len(qid) == 0:
+    if qrels.num_rows == 0:
         raise InputDataError("The judgements hold no rows.")
-    if any(q is None for q in qid) or any(d is None for d in docid):
+    if qrels.column("qid").null_count or qrels.column("docid").null_count:
         raise InputDataError("The judgements hold rows without a qid or a docid.")
+    rel = qrels.column("rel").to_numpy(zero_copy_only=False).astype(np.int64)
     # Ids stay Python str in object arrays: numpy's fixed-width 'U' strings drop trailing NULs.
-    qids, qindex = np.unique(qid, return_inverse=True)
+    qid_values, qindex = sorted_unique(qrels.column("qid"))
+    qids = np.asarray(qid_values.to_pylist(), dtype=object)
     n_queries = len(qids)
+    docid_column = _flat(qrels.column("docid"))
+    dindex = pc.dictionary_encode(docid_column).indices.to_numpy(zero_copy_only=False)
     # Duplicate judgement rows (same query and item): counted per query, kept once.
-    _, dindex = np.unique(docid, return_inverse=True)
-    pair_key = qindex.astype(np.int64) * (int(dindex.max(initial=0)) + 1) + dindex
+    pair_key = qindex * (int(dindex.max(initial=0)) + 1) + dindex
     _, first_index, pair_counts = np.unique(pair_key, return_index=True, return_counts=True)
+    del pair_key, dindex
     duplicated = np.bincount(
         qindex[first_index], weights=pair_counts - 1, minlength=n_queries
     ).astype(np.int64)
-    keep = np.zeros(len(qid), dtype=bool)
-    keep[first_index] = True
-    qindex, docid, rel = qindex[keep], docid[keep], rel[keep]
+    # The kept rows grouped by query, each query's rows in file order (a stable sort).
+    first_index.sort()
+    rows = first_index[np.argsort(qindex[first_index], kind="stable")]
+    del first_index, pair_counts
+    qindex, rel = qindex[rows], rel[rows]
+    docid_rows = docid_column.take(pa.array(rows))
     positive_mask = rel >= 1
 
     declared_pool: float | None = None
@@ -114,60 +203,73 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
     elif kind == "pools":
         assert pool.pools is not None
         pools = conform(pool.pools, "pools")
-        pq = strings(pools.column("qid"))
         ps = pools.column("pool_size").to_numpy(zero_copy_only=False).astype(np.int64)
-        lookup = dict(zip(pq.tolist(), ps.tolist(), strict=True))
-        missing = [q for q in qids.tolist() if q not in lookup]
-        if missing:
+        pq_values, pq_index = sorted_unique(pools.column("qid"))
+        at = pc.index_in(qid_values, value_set=pq_values)
+        found = at.is_valid().to_numpy(zero_copy_only=False)
+        if not found.all():
+            missing = qids[~found].tolist()
             raise InputDataError(
                 f"The pool sizes give no size for {len(missing):,} judged quer"
                 f"{'y' if len(missing) == 1 else 'ies'} (first: {', '.join(missing[:5])})."
             )
-        pool_size = np.array([lookup[q] for q in qids.tolist()], dtype=np.int64)
+        # A qid listed twice takes its last size (as a dict built from the rows would).
+        last = np.full(len(pq_values), -1, dtype=np.int64)
+        np.maximum.at(last, pq_index, np.arange(len(pq_index)))
+        pool_size = ps[last[at.to_numpy(zero_copy_only=False).astype(np.int64)]]
         if np.any(pool_size < 1):
             raise InputDataError("Every pool size must be at least 1.")
         declared_pool = float(np.mean(pool_size))
     elif kind == "candidates":
         assert pool.candidates is not None
         cands = conform(pool.candidates, "candidates")
-        cq = strings(cands.column("qid"))
-        cd = strings(cands.column("docid"))
-        lists: dict[str, set[str]] = {}
-        for q, d in zip(cq.tolist(), cd.tolist(), strict=True):
-            lists.setdefault(q, set()).add(d)
-        missing = [q for q in qids.tolist() if q not in lists]
-        if missing:
+        cq = pc.index_in(_flat(cands.column("qid")), value_set=qid_values)
+        cq_known = cq.is_valid().to_numpy(zero_copy_only=False)
+        cq_index = cq.to_numpy(zero_copy_only=False)[cq_known].astype(np.int64)
+        cand_doc = _flat(cands.column("docid")).filter(pa.array(cq_known))
+        # One code space for the candidates' and the judgements' docids, in str order.
+        doc_values, codes = sorted_unique(pa.chunked_array([cand_doc, docid_rows]))
+        cand_code, judged_code = codes[: len(cand_doc)], codes[len(cand_doc) :]
+        width = len(doc_values) + 1
+        cand_key = np.unique(cq_index * width + cand_code)  # sorted: by query, then docid
+        cand_query = cand_key // width
+        pool_size = np.bincount(cand_query, minlength=n_queries).astype(np.int64)
+        if np.any(pool_size == 0):
+            missing = qids[pool_size == 0].tolist()
             raise InputDataError(
                 f"The candidate lists hold no candidates for {len(missing):,} judged quer"
                 f"{'y' if len(missing) == 1 else 'ies'} (first: {', '.join(missing[:5])})."
             )
-        pool_size = np.array([len(lists[q]) for q in qids.tolist()], dtype=np.int64)
-        in_pool = positive_mask & np.array(
-            [d in lists[qids[i]] for i, d in zip(qindex.tolist(), docid.tolist(), strict=True)],
-            dtype=bool,
+        judged_key = qindex * width + judged_code
+        in_pool = positive_mask & np.isin(judged_key, cand_key)
+        extra["candidate_gold"] = np.searchsorted(cand_key, judged_key[in_pool]) - np.searchsorted(
+            cand_query, qindex[in_pool]
         )
-        extra["candidate_lists"] = [np.array(sorted(lists[q]), dtype=object) for q in qids.tolist()]
+        extra["candidate_offsets"] = csr_offsets(cand_query, n_queries)
+        extra["candidate_docs"] = np.asarray(
+            doc_values.take(pa.array(cand_key % width)).to_pylist(), dtype=object
+        )
         declared_pool = float(np.mean(pool_size))
     else:
         assert pool.units is not None
         units = conform(pool.units, "units")
         chunk_ids = strings(units.column("chunk_id"))
-        chunk_doc_ids = strings(units.column("doc_id"))
-        doc_ids, chunk_doc = np.unique(chunk_doc_ids, return_inverse=True)
+        doc_values, chunk_doc = sorted_unique(units.column("doc_id"))
+        doc_ids = np.asarray(doc_values.to_pylist(), dtype=object)
         chunk_counts = np.bincount(chunk_doc, minlength=len(doc_ids)).astype(np.int64)
         declared_chunks = len(chunk_ids)
         declared_documents = len(doc_ids)
-        pos = np.searchsorted(doc_ids, docid)
-        pos_clipped = np.minimum(pos, len(doc_ids) - 1)
-        known = doc_ids[pos_clipped] == docid
+        pos = pc.index_in(docid_rows, value_set=doc_values)
+        known = pos.is_valid().to_numpy(zero_copy_only=False)
+        pos_index = pos.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         in_pool = positive_mask & known
         extra.update(
             doc_ids=doc_ids,
             chunk_counts=chunk_counts,
             chunk_ids=chunk_ids,
-            chunk_doc=chunk_doc.astype(np.int64),
+            chunk_doc=chunk_doc,
+            gold_doc_index=pos_index[in_pool],
         )
-        extra["gold_doc_index"] = split_by_query(pos_clipped[in_pool], qindex[in_pool], n_queries)
         if pool.analytic_unit == "chunks":
             pool_size = np.full(n_queries, declared_chunks, dtype=np.int64)
             declared_pool = float(declared_chunks)
@@ -182,21 +284,23 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
     if kind in ("corpus", "pools"):
         # Only sizes are declared: every judged item is taken to be in the pool.
         gold = np.minimum(gold, pool_size)
-    gains = split_by_query(rel[in_pool], qindex[in_pool], n_queries)
-    judged_gains = split_by_query(rel[positive_mask], qindex[positive_mask], n_queries)
-    gold_docs = split_by_query(docid[in_pool], qindex[in_pool], n_queries)
+    # The judged (grade >= 1) items in the pool, as rows of the grouped judgements.
+    pool_rows = np.flatnonzero(in_pool)
     if kind in ("corpus", "pools"):
         # A pool smaller than the judged items holds the best-graded of them.
-        gains, gold_docs = fit_to_pool(gains, gold_docs, pool_size)
+        pool_rows = fit_to_pool(pool_rows, qindex, rel, pool_size)
+    pool_docs = np.asarray(docid_rows.take(pa.array(pool_rows)).to_pylist(), dtype=object)
     return Benchmark(
-        qids=qids.astype(object),
+        qids=qids,
         pool_size=pool_size,
         gold=gold,
         judged=judged,
         positive=positive,
-        gains=gains,
-        judged_gains=judged_gains,
-        gold_docs=gold_docs,
+        pool_offsets=csr_offsets(qindex[pool_rows], n_queries),
+        pool_gains=rel[pool_rows],
+        pool_docs=pool_docs,
+        judged_offsets=csr_offsets(qindex[positive_mask], n_queries),
+        judged_grades=rel[positive_mask],
         duplicated=duplicated,
         declared_pool=declared_pool,
         declared_chunks=declared_chunks,
@@ -206,22 +310,26 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
 
 
 def fit_to_pool(
-    gains: list[np.ndarray], docs: list[np.ndarray], pool_size: np.ndarray
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Each query's in-pool grades and ids, best grade first, cut to its pool size.
+    rows: np.ndarray, query: np.ndarray, grades: np.ndarray, pool_size: np.ndarray
+) -> np.ndarray:
+    """The in-pool ``rows`` (grouped by query), each query's best grade first, cut to its pool.
+
+    ``query`` and ``grades`` are indexed by row; ties keep the rows' order.
 
     Examples
     --------
-    >>> gains, docs = fit_to_pool([np.array([1, 3, 2])], [np.array(["a", "b", "c"])], np.array([2]))
-    >>> gains[0].tolist(), docs[0].tolist()
-    ([3, 2], ['b', 'c'])
+    >>> fit_to_pool(
+    ...     np.array([0, 1, 2, 3]), np.array([0, 0, 0, 1]), np.array([1, 3, 2, 1]), np.array([2, 5])
+    ... ).tolist()
+    [1, 2, 3]
     """
-    fitted_gains, fitted_docs = [], []
-    for grades, ids, size in zip(gains, docs, pool_size.tolist(), strict=True):
-        order = np.argsort(-grades, kind="stable")[:size]
-        fitted_gains.append(grades[order])
-        fitted_docs.append(ids[order])
-    return fitted_gains, fitted_docs
+    q = query[rows]
+    order = np.lexsort((np.arange(len(rows)), -grades[rows], q))
+    rows, q = rows[order], q[order]
+    offsets = csr_offsets(q, len(pool_size))
+    rank = np.arange(len(rows)) - offsets[q]
+    kept: np.ndarray = rows[rank < pool_size[q]]
+    return kept
 
 
 def split_by_query(values: np.ndarray, query: np.ndarray, n_queries: int) -> list[np.ndarray]:
@@ -251,16 +359,17 @@ def compute_floor(
                 dedup.dedup_floor,
                 metric,
                 bench.chunk_counts,
-                bench.gold_doc_index,
+                per_query(bench.gold_doc_index, bench.pool_offsets),
                 judged=bench.judged,
             )
             return result, "exact (deduplicated chunk scores)"
-        gold_index = bench.gold_doc_index
+        gold_index = per_query(bench.gold_doc_index, bench.pool_offsets)
         if metric.binary:
-            gold_index = [
-                idx[g >= metric.rel]
-                for idx, g in zip(bench.gold_doc_index, bench.gains, strict=True)
-            ]
+            keep = bench.pool_gains >= metric.rel
+            query = np.repeat(np.arange(len(bench.qids)), bench.in_pool)
+            gold_index = per_query(
+                bench.gold_doc_index[keep], csr_offsets(query[keep], len(bench.qids))
+            )
         mc = quietly(
             dedup.dedup_floor_mc,
             metric,
@@ -288,71 +397,83 @@ def compute_floor(
 
 def simulation_layout(
     bench: Benchmark, pool: PoolSpec
-) -> tuple[simulate.PoolLayout, Callable[[np.ndarray, np.ndarray], np.ndarray]]:
-    """The simulation's pool per query and a function naming its drawn items."""
+) -> tuple[simulate.PoolLayout, Callable[[np.ndarray, np.ndarray], pa.Array]]:
+    """The simulation's pool per query and a function naming its drawn items.
+
+    Everything is built columnar: the gold items are one CSR array (no per-query list) and
+    the namer maps (query, item) index arrays to an Arrow string array of ids.
+
+    Examples
+    --------
+    >>> qrels = pa.table({"qid": ["q1", "q1", "q2"], "docid": ["a", "b", "c"], "rel": [1, 1, 1]})
+    >>> pool = PoolSpec(corpus_size=5)
+    >>> layout, name = simulation_layout(build_benchmark(qrels, pool, parse_metric("rr")), pool)
+    >>> layout.gold_offsets.tolist(), layout.gold_items.tolist()
+    ([0, 2, 3], [0, 1, 0])
+    >>> name(np.array([0, 0, 1]), np.array([1, 3, 0])).to_pylist()
+    ['b', '~noise~3', 'c']
+    """
     n = len(bench.qids)
     if pool.kind == "units":
         assert bench.chunk_doc is not None and bench.gold_doc_index is not None
         assert bench.chunk_ids is not None
         chunk_doc = bench.chunk_doc
         order = np.argsort(chunk_doc, kind="stable")
-        starts = np.concatenate(
-            ([0], np.cumsum(np.bincount(chunk_doc, minlength=chunk_doc.max() + 1)))
-        )
-        gold_items = [
-            np.concatenate([order[starts[d] : starts[d + 1]] for d in docs])
-            if len(docs)
-            else np.zeros(0, dtype=np.int64)
-            for docs in bench.gold_doc_index
-        ]
-        sizes = np.full(n, len(chunk_doc), dtype=np.int64)
+        per_doc = np.bincount(chunk_doc, minlength=chunk_doc.max() + 1)
+        starts = np.concatenate(([0], np.cumsum(per_doc)))
+        # Every chunk of every gold document, the documents in their query's order.
+        docs = bench.gold_doc_index
+        counts = per_doc[docs]
+        ends = np.cumsum(counts)
+        within = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - counts, counts)
+        gold_items = order[np.repeat(starts[docs], counts) + within].astype(np.int64)
         layout = simulate.PoolLayout(
-            sizes,
-            np.concatenate(([0], np.cumsum([len(g) for g in gold_items]))),
-            np.concatenate(gold_items).astype(np.int64) if gold_items else np.zeros(0, np.int64),
+            np.full(n, len(chunk_doc), dtype=np.int64),
+            np.concatenate(([0], ends))[bench.pool_offsets],
+            gold_items,
             chunk_doc=chunk_doc,
         )
-        chunk_ids = bench.chunk_ids
+        chunk_ids = pa.array(bench.chunk_ids, pa.string())
 
-        def name_units(query: np.ndarray, items: np.ndarray) -> np.ndarray:
-            return chunk_ids[items]
+        def name_units(query: np.ndarray, items: np.ndarray) -> pa.Array:
+            return chunk_ids.take(pa.array(items))
 
         return layout, name_units
     if pool.kind == "candidates":
-        assert bench.candidate_lists is not None
-        lists = bench.candidate_lists
-        gold_items = []
-        for cands, docs in zip(lists, bench.gold_docs, strict=True):
-            wanted = set(docs.tolist())
-            gold_items.append(np.flatnonzero([c in wanted for c in cands.tolist()]))
+        assert bench.candidate_offsets is not None and bench.candidate_docs is not None
+        assert bench.candidate_gold is not None
+        # Each query's gold items are their positions in its sorted candidate list, ascending.
+        query = np.repeat(np.arange(n), bench.in_pool)
+        positions = bench.candidate_gold[np.lexsort((bench.candidate_gold, query))]
         layout = simulate.PoolLayout(
-            bench.pool_size.copy(),
-            np.concatenate(([0], np.cumsum([len(g) for g in gold_items]))),
-            np.concatenate(gold_items).astype(np.int64),
+            bench.pool_size.copy(), bench.pool_offsets.copy(), positions.astype(np.int64)
         )
-        flat = np.concatenate(lists)
-        base = np.concatenate(([0], np.cumsum([len(c) for c in lists])))
+        base = bench.candidate_offsets
+        flat = pa.array(bench.candidate_docs, pa.string())
 
-        def name_candidates(query: np.ndarray, items: np.ndarray) -> np.ndarray:
-            return flat[base[query] + items]
+        def name_candidates(query: np.ndarray, items: np.ndarray) -> pa.Array:
+            return flat.take(pa.array(base[query] + items))
 
         return layout, name_candidates
     # Sizes only: item i < G_in is the query's i-th gold item, the others are anonymous.
-    in_pool = np.minimum(np.array([len(d) for d in bench.gold_docs]), bench.pool_size)
-    gold_names = [d[:m] for d, m in zip(bench.gold_docs, in_pool.tolist(), strict=True)]
+    counts = bench.in_pool
+    in_pool = np.minimum(counts, bench.pool_size)
+    rank = np.arange(len(bench.pool_docs)) - np.repeat(bench.pool_offsets[:-1], counts)
+    flat_gold = pa.array(bench.pool_docs[rank < np.repeat(in_pool, counts)], pa.string())
+    gold_base = np.concatenate(([0], np.cumsum(in_pool)))
     layout = simulate.PoolLayout(
         bench.pool_size.copy(),
-        np.concatenate(([0], np.cumsum(in_pool))),
-        np.concatenate([np.arange(m) for m in in_pool.tolist()]).astype(np.int64),
+        gold_base,
+        (np.arange(int(gold_base[-1])) - np.repeat(gold_base[:-1], in_pool)).astype(np.int64),
     )
-    flat_gold = np.concatenate(gold_names) if gold_names else np.zeros(0, dtype=object)
-    gold_base = np.concatenate(([0], np.cumsum(in_pool)))
 
-    def name_sized(query: np.ndarray, items: np.ndarray) -> np.ndarray:
+    def name_sized(query: np.ndarray, items: np.ndarray) -> pa.Array:
         is_gold = items < in_pool[query]
-        names = np.char.add("~noise~", items.astype(str)).astype(object)
-        names[is_gold] = flat_gold[gold_base[query[is_gold]] + items[is_gold]]
-        return names
+        noise = pc.binary_join_element_wise("~noise~", pa.array(items).cast(pa.string()), "")
+        gold_at = np.where(is_gold, gold_base[query] + items, 0)
+        if len(flat_gold) == 0:
+            return noise
+        return pc.if_else(pa.array(is_gold), flat_gold.take(pa.array(gold_at)), noise)
 
     return layout, name_sized
 

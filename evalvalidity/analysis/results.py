@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from evalvalidity.analysis.plan import CheckPlan, PoolKind, Severity, Verdict
 from evalvalidity.core import stats
 from evalvalidity.core.floors import Floor
 from evalvalidity.core.metrics import Metric
+
+if TYPE_CHECKING:
+    from evalvalidity.analysis.results_nulls import OtherNulls
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -100,6 +103,11 @@ class HarnessCheck:
     missing_queries: tuple[str, ...] = ()
     ignored_queries: int = 0
     measure: str | None = None
+    depth: int | None = None  # items per query of the random runs (None: the whole pool)
+    implied_depth: int | None = None  # the depth the harness's values match, when not depth
+    missing_values: int = 0  # (query, seed) values the harness output lacks
+    expected_values: int = 0  # queries x seeds
+    zeros_left_out: bool = False  # the missing values were counted as 0
 
 
 @dataclass(frozen=True)
@@ -255,6 +263,7 @@ class CheckResult:
     multi_gold_floor_share: float
     notes: tuple[str, ...]
     plan: CheckPlan | None = None
+    nulls: OtherNulls | None = None
 
     @property
     def model_score(self) -> float | None:

@@ -12,7 +12,7 @@ Rules of scope ``noise`` are walked once for the noise run and once for the live
 Examples
 --------
 >>> sorted({rule.code for rule in RULES})[:4]
-['check1_passed', 'check1_ratio', 'few_standard_errors', 'gold_missing']
+['check1_depth', 'check1_missing_values', 'check1_passed', 'check1_ratio']
 >>> rule = next(r for r in RULES if r.code == "no_headroom")
 >>> rule.severity, rule.threshold
 ('broken', 'floor_share_broken')
@@ -27,15 +27,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evalvalidity.analysis.check1 import Z95
+from evalvalidity.analysis.consistency import Inconsistency
 from evalvalidity.analysis.plan import Severity, Thresholds, Verdict
 from evalvalidity.analysis.results import (
     HarnessCheck,
     Headroom,
     InferredPoolSizeCheck,
+    Interval,
     NoiseCheck,
     QueryTable,
     Reason,
 )
+from evalvalidity.analysis.results_nulls import OtherNulls
 from evalvalidity.core.metrics import Metric
 
 __all__ = ["RULES", "Findings", "Rule", "verdict"]
@@ -59,6 +62,8 @@ class Findings:
     queries: QueryTable
     check: NoiseCheck | None = None
     label: str = ""
+    consistency: tuple[Inconsistency, ...] = ()
+    nulls: OtherNulls | None = None
 
     @property
     def noise_check(self) -> NoiseCheck:
@@ -157,6 +162,11 @@ def _check1_words(f: Findings) -> dict[str, Any]:
         "ratio_text": h.ratio.format(),
         "diagnosis": f" {diagnosis}" if diagnosis else "",
     }
+
+
+def _missing_numbers(f: Findings) -> dict[str, Any]:
+    h = f.harness_check
+    return {"missing_values": h.missing_values, "expected_values": h.expected_values}
 
 
 def _outside_band(f: Findings) -> bool:
@@ -263,6 +273,26 @@ _pool_small = _flagged("pool_smaller_than_k")
 
 
 #: The verdict table, in the order the reasons are listed.
+def _of_code(f: Findings, code: str) -> list[Inconsistency]:
+    return [i for i in f.consistency if i.code == code]
+
+
+def _inconsistent(code: str) -> Callable[[Findings], bool]:
+    return lambda f: bool(_of_code(f, code))
+
+
+def _inconsistency_numbers(code: str) -> Callable[[Findings], dict[str, Any]]:
+    def numbers(f: Findings) -> dict[str, Any]:
+        found = _of_code(f, code)
+        return dict(found[0].numbers) if len(found) == 1 else {"count": len(found)}
+
+    return numbers
+
+
+def _inconsistency_words(code: str) -> Callable[[Findings], dict[str, Any]]:
+    return lambda f: {"message": " ".join(i.message for i in _of_code(f, code))}
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "no_headroom",
@@ -317,6 +347,40 @@ RULES: tuple[Rule, ...] = (
         lambda f: f.harness_check.passed,
         _check1_numbers,
         _check1_words,
+    ),
+    Rule(
+        "check1_missing_values",
+        "warning",
+        "Your harness output has no value for {missing_values:,} of the {expected_values:,} "
+        "(query, random run) pairs and none of its values is 0: it seems to write only "
+        "queries with a non-zero score. Check 1 counted the missing ones as 0; make the harness "
+        "write every query (trec_eval: -c) so that a missing query is not mistaken for a zero.",
+        None,
+        "harness",
+        lambda f: f.harness_check.missing_values > 0 and f.harness_check.zeros_left_out,
+        _missing_numbers,
+    ),
+    Rule(
+        "check1_missing_values",
+        "warning",
+        "Your harness output has no value for {missing_values:,} of the {expected_values:,} "
+        "(query, random run) pairs; Check 1 compares the values it has, query by query. A "
+        "harness that skips queries may also skip them when it scores a model.",
+        None,
+        "harness",
+        lambda f: f.harness_check.missing_values > 0 and not f.harness_check.zeros_left_out,
+        _missing_numbers,
+    ),
+    Rule(
+        "check1_depth",
+        "warning",
+        "Your harness's values match random rankings read to depth {implied_depth:,}, not the "
+        "{depth:,} items per query the random runs hold: check how deep your harness reads "
+        "(or which runs it scored) and the depth declared (the runs' manifest.json).",
+        None,
+        "harness",
+        lambda f: f.harness_check.implied_depth is not None and f.harness_check.depth is not None,
+        lambda f: {"implied_depth": f.harness_check.implied_depth, "depth": f.harness_check.depth},
     ),
     Rule(
         "noise_leak",
@@ -454,6 +518,24 @@ RULES: tuple[Rule, ...] = (
         lambda f: {"queries": _pool_small(f)},
         _query_words(_pool_small),
     ),
+    *(
+        Rule(
+            code,
+            "warning",
+            "{message}",
+            None,
+            "benchmark",
+            _inconsistent(code),
+            _inconsistency_numbers(code),
+            _inconsistency_words(code),
+        )
+        for code in (
+            "run_queries_unjudged",
+            "run_scores_zero",
+            "noise_queries_differ",
+            "compare_scores_zero",
+        )
+    ),
 )
 
 
@@ -504,3 +586,386 @@ def verdict(findings: Findings) -> tuple[Verdict, tuple[Reason, ...]]:
         "broken" if "broken" in severities else "warning" if "warning" in severities else "healthy"
     )
     return result, tuple(reasons)
+
+
+# -- the other nulls ---------------------------------------------------------------------------
+
+
+def _nulls(f: Findings) -> OtherNulls:
+    assert f.nulls is not None
+    return f.nulls
+
+
+def _detectable(f: Findings) -> float:
+    """The smallest detectable difference, or ``Thresholds.delta`` without a model's power."""
+    value = f.nulls.min_detectable if f.nulls is not None else None
+    return value if value is not None else f.thresholds.delta
+
+
+def _far_above(f: Findings, value: Interval | None) -> bool:
+    """A query-independent ranker scores far above the uniform floor (see nulls.NULL_SHARE)."""
+    from evalvalidity.analysis.nulls import NULL_SHARE
+
+    qi = _nulls(f).query_independent
+    if qi is None or value is None:
+        return False
+    share = qi.adjusted(value.estimate)
+    return (
+        share is not None
+        and share >= NULL_SHARE
+        and value.low - qi.floor > f.thresholds.leak_z * qi.floor_std
+    )
+
+
+def _independent_applies(f: Findings) -> bool:
+    if f.nulls is None or f.nulls.query_independent is None:
+        return False
+    qi = f.nulls.query_independent
+    return _far_above(f, qi.shuffle) or _far_above(f, qi.popularity)
+
+
+def _independent_numbers(f: Findings) -> dict[str, Any]:
+    qi = _nulls(f).query_independent
+    assert qi is not None
+    return {
+        "shuffle": qi.shuffle.estimate if qi.shuffle else None,
+        "popularity": qi.popularity.estimate if qi.popularity else None,
+        "floor": qi.floor,
+        "ceiling": qi.ceiling,
+        "hubs": [h.docid for h in qi.hubs],
+    }
+
+
+def _independent_words(f: Findings) -> dict[str, Any]:
+    qi = _nulls(f).query_independent
+    assert qi is not None
+    parts = []
+    if qi.shuffle is not None:
+        parts.append(f"the query-shuffle null scores {qi.shuffle.format(3)}")
+    if qi.popularity is not None:
+        parts.append(f"the popularity ranker {qi.popularity.format(3)}")
+    hubs = ", ".join(f"{h.docid} ({h.share:.0%} of queries)" for h in qi.hubs[:3])
+    return {
+        "which": " and ".join(parts),
+        "hub_text": f" Hub documents: {hubs}." if hubs else "",
+    }
+
+
+def _self(f: Findings) -> Any:
+    hits = _nulls(f).self_hits
+    assert hits is not None
+    return hits
+
+
+def _self_moves(f: Findings) -> bool:
+    if f.nulls is None or f.nulls.self_hits is None:
+        return False
+    s = f.nulls.self_hits
+    moved = (
+        s.score_with is not None
+        and s.score_without is not None
+        and abs(s.score_with - s.score_without) > _detectable(f)
+    )
+    return moved or s.judged_self >= 0.1 * f.n_queries
+
+
+def _self_numbers(f: Findings) -> dict[str, Any]:
+    s = _self(f)
+    return {
+        "queries_as_documents": s.queries_as_documents,
+        "ranked_self": s.ranked_self,
+        "judged_self": s.judged_self,
+        "text_matches": s.text_matches,
+        "score_with": s.score_with,
+        "score_without": s.score_without,
+        "floor_with": s.floor_with,
+        "floor_without": s.floor_without,
+    }
+
+
+def _self_words(f: Findings) -> dict[str, Any]:
+    s = _self(f)
+    floor = f"{s.floor_without:.4g}" if s.floor_without is not None else "–"
+    return {
+        "examples": ", ".join(s.examples) or "–",
+        "texts": f", {s.text_matches:,} by their texts" if s.text_matches else "",
+        "floor_text": floor,
+    }
+
+
+def _segments(f: Findings) -> Any:
+    seg = _nulls(f).segments
+    assert seg is not None
+    return seg
+
+
+def _holes(f: Findings) -> Any:
+    holes = _nulls(f).holes
+    assert holes is not None
+    return holes
+
+
+def _holes_matter(f: Findings) -> bool:
+    if f.nulls is None or f.nulls.holes is None or not f.nulls.holes.applicable:
+        return False
+    h = f.nulls.holes
+    return h.interval.high - h.interval.low > _detectable(f)
+
+
+def _hole_numbers(f: Findings) -> dict[str, Any]:
+    h = _holes(f)
+    return {
+        "k": h.k,
+        "judged_at_k": h.overall_judged,
+        "holes": h.holes,
+        "score": h.score,
+        "low": h.interval.low,
+        "high": h.interval.high,
+        "depends": h.depends,
+        "threshold": _detectable(f),
+    }
+
+
+def _invariants(f: Findings) -> Any:
+    inv = _nulls(f).harness
+    assert inv is not None
+    return inv
+
+
+def _has_invariants(f: Findings) -> bool:
+    return f.nulls is not None and f.nulls.harness is not None
+
+
+def _invariant_numbers(f: Findings) -> dict[str, Any]:
+    inv = _invariants(f)
+    return {
+        "rows": inv.rows,
+        "out_of_range": inv.out_of_range,
+        "max_value": inv.max_value,
+        "above_one_recall": inv.above_one_recall,
+        "duplicated": inv.duplicated,
+        "missing": inv.missing,
+    }
+
+
+def _invariant_words(f: Findings) -> dict[str, Any]:
+    inv = _invariants(f)
+    recall = (
+        f" — recall above 1 in {inv.above_one_recall:,} rows: the harness counts every chunk of a"
+        " document as a hit"
+        if inv.above_one_recall
+        else ""
+    )
+    return {
+        "metric": f.metric.name,
+        "examples": "; ".join(inv.examples),
+        "recall": recall,
+        "plural": "" if inv.out_of_range == 1 else "s",
+    }
+
+
+def _ties(f: Findings) -> Any:
+    tie = _nulls(f).ties
+    assert tie is not None
+    return tie
+
+
+def _has_ties(f: Findings) -> bool:
+    return f.nulls is not None and f.nulls.ties is not None and f.nulls.ties.tied_queries > 0
+
+
+def _ties_move(f: Findings) -> bool:
+    if not _has_ties(f):
+        return False
+    t = _ties(f)
+    return bool(t.interval.high - t.interval.low > _detectable(f))
+
+
+def _model_tie_numbers(f: Findings) -> dict[str, Any]:
+    t = _ties(f)
+    return {
+        "tied_queries": t.tied_queries,
+        "average": t.interval.estimate,
+        "worst": t.interval.low,
+        "best": t.interval.high,
+        "score": t.score,
+        "moved": len(t.moved),
+        "threshold": _detectable(f),
+    }
+
+
+def _model_tie_words(f: Findings) -> dict[str, Any]:
+    t = _ties(f)
+    shown = ", ".join(t.moved[:5]) + (", …" if len(t.moved) > 5 else "")
+    return {
+        "plural": "y" if t.tied_queries == 1 else "ies",
+        "moved_text": f" Queries moving by more than that: {shown}." if t.moved else "",
+    }
+
+
+RULES = (
+    *RULES,
+    Rule(
+        "query_independent",
+        "warning",
+        "A ranker that ignores the query scores far above the uniform floor ({floor:.4g}; "
+        "ceiling {ceiling:.3f}): {which}. The benchmark rewards popularity or a prior, not "
+        "retrieval.{hub_text}",
+        "leak_z",
+        "benchmark",
+        _independent_applies,
+        _independent_numbers,
+        _independent_words,
+    ),
+    Rule(
+        "self_hits",
+        "warning",
+        "{ranked_self:,} rankings hold their own query (by id{texts}) and {judged_self:,} "
+        "queries are judged against themselves (e.g. {examples}): the score is "
+        "{score_with:.4g} with them and {score_without:.4g} without (floor {floor_with:.4g} "
+        "and {floor_text}).",
+        None,
+        "model",
+        _self_moves,
+        _self_numbers,
+        _self_words,
+    ),
+    Rule(
+        "self_hits",
+        "info",
+        "{queries_as_documents:,} query ids also occur as document ids; {ranked_self:,} "
+        "rankings hold their own query{texts}; without them the score is {score_without:.4g} "
+        "(with: {score_with:.4g}).",
+        None,
+        "model",
+        lambda f: (
+            f.nulls is not None
+            and f.nulls.self_hits is not None
+            and not _self_moves(f)
+            and (f.nulls.self_hits.queries_as_documents > 0 or bool(f.nulls.self_hits.text_matches))
+        ),
+        _self_numbers,
+        _self_words,
+    ),
+    Rule(
+        "segment_ids",
+        "warning",
+        "{run_share:.0%} of the run's ids look like document{separator}segment (e.g. "
+        "{example}) while the judgements judge documents: score with the units rule "
+        "prefix:{separator} (--units-rule prefix:{separator}); {matched_share:.0%} of the "
+        "run's documents are judged.",
+        None,
+        "model",
+        lambda f: (
+            f.nulls is not None
+            and f.nulls.segments is not None
+            and f.nulls.segments.segmented
+            and f.nulls.segments.applied is None
+        ),
+        lambda f: {
+            "run_share": _segments(f).run_share,
+            "qrels_share": _segments(f).qrels_share,
+            "matched_share": _segments(f).matched_share,
+        },
+        lambda f: {"separator": _segments(f).separator, "example": _segments(f).example},
+    ),
+    Rule(
+        "units_rule",
+        "info",
+        "The run's ids were mapped to documents by the units rule {rule} (the part before "
+        "{separator!r}); {matched_share:.0%} of its documents are judged.",
+        None,
+        "model",
+        lambda f: (
+            f.nulls is not None
+            and f.nulls.segments is not None
+            and f.nulls.segments.applied not in (None, "units")
+        ),
+        lambda f: {"matched_share": _segments(f).matched_share},
+        lambda f: {
+            "rule": _segments(f).applied,
+            "separator": str(_segments(f).applied).partition(":")[2],
+        },
+    ),
+    Rule(
+        "judgement_holes",
+        "warning",
+        "The score depends on unjudged documents: judged@{k} is {judged_at_k:.0%} "
+        "({holes:,} holes); with the holes all relevant or all not the score spans "
+        "[{low:.4g}, {high:.4g}] around {score:.4g}, wider than the smallest detectable "
+        "difference ({threshold:.3g}); {depends:,} queries change.",
+        None,
+        "model",
+        _holes_matter,
+        _hole_numbers,
+    ),
+    Rule(
+        "judgement_holes",
+        "info",
+        "judged@{k} is {judged_at_k:.0%}; the holes leave the score in [{low:.4g}, {high:.4g}].",
+        None,
+        "model",
+        lambda f: (
+            f.nulls is not None
+            and f.nulls.holes is not None
+            and f.nulls.holes.applicable
+            and not _holes_matter(f)
+        ),
+        _hole_numbers,
+    ),
+    Rule(
+        "harness_out_of_range",
+        "broken",
+        "The harness output holds {out_of_range:,} value{plural} outside [0, 1], impossible "
+        "for {metric} (largest {max_value:.4g}: {examples}){recall}. A counting bug: Check 1's "
+        "ratio is not meaningful until it is fixed.",
+        None,
+        "benchmark",
+        lambda f: _has_invariants(f) and _invariants(f).out_of_range > 0,
+        _invariant_numbers,
+        _invariant_words,
+    ),
+    Rule(
+        "harness_duplicate_rows",
+        "broken",
+        "The harness output writes {duplicated:,} (seed, query) rows more than once: a counting "
+        "bug that weights some queries twice.",
+        None,
+        "benchmark",
+        lambda f: _has_invariants(f) and _invariants(f).duplicated > 0,
+        _invariant_numbers,
+    ),
+    Rule(
+        "harness_missing_rows",
+        "warning",
+        "The harness output lacks {missing:,} (seed, query) rows that other seeds score: its "
+        "per-query rows are incomplete.",
+        None,
+        "benchmark",
+        lambda f: _has_invariants(f) and _invariants(f).missing > 0,
+        _invariant_numbers,
+    ),
+    Rule(
+        "model_ties",
+        "warning",
+        "The model ties scores in {tied_queries:,} quer{plural}: over the orders of each tied "
+        "group its score spans [{worst:.4g}, {best:.4g}] (tie-averaged {average:.4g}), wider "
+        "than the smallest detectable difference ({threshold:.3g}).{moved_text}",
+        None,
+        "model",
+        _ties_move,
+        _model_tie_numbers,
+        _model_tie_words,
+    ),
+    Rule(
+        "model_ties",
+        "info",
+        "The model ties scores in {tied_queries:,} quer{plural}; over the orders of each tied "
+        "group its score stays in [{worst:.4g}, {best:.4g}].",
+        None,
+        "model",
+        lambda f: _has_ties(f) and not _ties_move(f),
+        _model_tie_numbers,
+        _model_tie_words,
+    ),
+)

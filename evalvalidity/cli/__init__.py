@@ -34,6 +34,7 @@ _COMMAND_MODULES = (
     "datasets",
     "random_runs",
     "check",
+    "live",
     "suite",
     "report",
     "app",

@@ -241,10 +241,11 @@ def write_output_file(path: str | os.PathLike[str], text: str) -> Path:
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:
-    ...     write_output_file(Path(folder) / "missing" / "check.json", "{}")
-    Traceback (most recent call last):
-    ...
-    evalvalidity.io.atomic.StorageError: Cannot write .../missing/check.json: the folder .../missing does not exist.
+    ...     try:
+    ...         write_output_file(Path(folder) / "missing" / "check.json", "{}")
+    ...     except StorageError as error:
+    ...         print(str(error).replace(folder, "<tmp>"))
+    Cannot write <tmp>/missing/check.json: the folder <tmp>/missing does not exist.
     """
     target = Path(path)
     shown = escape_text(os.fspath(path))  # as given: "out/." stays "out/."

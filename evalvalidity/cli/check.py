@@ -47,7 +47,20 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
         help="your harness's per-query output on noise runs (trec_eval -q "
         "lines or CSV seed,qid,value): Check 1 on your harness",
     )
+    parser.add_argument(
+        "--harness-manifest",
+        metavar="FILE",
+        help="the manifest.json of the random runs the harness scored (their depth and number; "
+        "default: a manifest.json beside --harness-output, if any)",
+    )
     add_pool_arguments(parser, required=True)
+    parser.add_argument(
+        "--units-rule",
+        metavar="prefix:SEP",
+        help="the run ranks segments DOC SEP SEGMENT of judged documents, e.g. prefix:# for "
+        "msmarco_v2.1_doc_54_319914167#4_733739871: map each id to the part before SEP "
+        "(no units file needed)",
+    )
     parser.add_argument(
         "--metric", default="mrr@10", help="the metric (default mrr@10, i.e. rr@10)"
     )
@@ -144,6 +157,7 @@ _PLAN_ARGUMENTS = {
     "noise_run": None,
     "noise_components_off": None,
     "harness_output": None,
+    "harness_manifest": None,
     "pool_size": None,
     "pools": None,
     "candidates": None,
@@ -153,6 +167,7 @@ _PLAN_ARGUMENTS = {
     "seeds": "auto",
     "ties": "trec_eval",
     "seed": 0,
+    "units_rule": None,
 }
 
 
@@ -208,7 +223,10 @@ def plan_from_args(args: argparse.Namespace) -> Any:
         if args.noise_components_off
         else None
     )
+    depth, n_seeds = _harness_manifest(args, parse_metric(args.metric).name)
     return CheckPlan(
+        harness_depth=depth,
+        harness_seeds=n_seeds,
         run=dataset_ref(runs[0]),
         run_name=main_name,
         compare=tuple(others),
@@ -221,7 +239,45 @@ def plan_from_args(args: argparse.Namespace) -> Any:
         ties=args.ties,
         seeds=seeds,  # type: ignore[arg-type]
         seed=args.seed,
+        units_rule=getattr(args, "units_rule", None),
     )
+
+
+def _harness_manifest(args: argparse.Namespace, metric: str) -> tuple[int | None, int | None]:
+    """The depth and number of the random runs, from their manifest (None, None without one)."""
+    import json
+    from pathlib import Path
+
+    path = getattr(args, "harness_manifest", None)
+    if path is None:
+        if not args.harness_output:
+            return None, None
+        beside = Path(args.harness_output).parent / "manifest.json"
+        if not beside.is_file():
+            return None, None
+        path = beside
+    elif not args.harness_output:
+        raise ParameterError("--harness-manifest describes the runs of --harness-output FILE.")
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ParameterError(
+            f"Cannot read the random runs' manifest {str(path)!r}: {exc}."
+        ) from exc
+    depth, seeds = record.get("depth"), record.get("seeds")
+    for name, value in (("depth", depth), ("seeds", seeds)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ParameterError(
+                f"The random runs' manifest {str(path)!r} needs a whole number >= 1 as its "
+                f"{name!r}. Got {value!r} instead."
+            )
+    declared = record.get("metric")
+    if declared and declared != metric:
+        print(
+            f"evalvalidity check: the random runs were written for {declared}; checking {metric}.",
+            file=sys.stderr,
+        )
+    return depth, seeds
 
 
 def saved_plan_from_args(args: argparse.Namespace) -> Any:
@@ -289,10 +345,11 @@ def _decisions(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     return result, extras
 
 
-def _record(result: Any, extras: dict[str, Any]) -> dict[str, Any]:
+def _extra_record(extras: dict[str, Any]) -> dict[str, Any]:
+    """The keys the decision options add after the check's own record."""
     from evalvalidity.report import records as report
 
-    record = report.to_dict(result)
+    record: dict[str, Any] = {}
     if "clustered" in extras:
         record["clustered"] = report.clustered_to_dict(extras["clustered"])
     if "leaderboard" in extras:
@@ -335,16 +392,16 @@ def run(args: argparse.Namespace) -> int:
     from evalvalidity.report import records as report
 
     result, extras = _decisions(args)
-    record = _record(result, extras)
+    extra = _extra_record(extras)
     if args.format == "json":
-        import json
-
-        text = json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        # Streamed from the triage table's columns: no dict per query.
+        text = "".join(report.iter_json(result, extra)) + "\n"
     elif args.format == "markdown":
         text = report.to_markdown(result) + _extra_text(extras, True)
     else:
         text = report.to_text(result) + _extra_text(extras, False)
     if args.history is not None:
+        record = {**report.to_dict(result), **extra}
         record_check(args.workspace or default_path(), record, label=args.history or None)
     if args.output:
         from evalvalidity.cli._common import write_output_file

@@ -61,7 +61,18 @@ def _add_arguments(parser: Any) -> None:
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="folder to write into")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--tag", default="noise", help="the run tag (default noise)")
+    parser.add_argument(
+        "--tag",
+        default="noise",
+        help="the run tag; each run's tag is TAG-SEED, which trec_eval prints on its runid line "
+        "(default noise)",
+    )
+    parser.add_argument(
+        "--metric",
+        metavar="M",
+        help="the metric the harness will compute (recorded in the manifest; Check 1 warns "
+        "when another one is checked)",
+    )
     add_workspace_argument(parser)
 
 
@@ -77,6 +88,7 @@ def _run_deprecated(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Write the runs and a manifest describing them."""
     from evalvalidity.analysis.check1 import random_runs
+    from evalvalidity.core.metrics import parse_metric
 
     if args.seeds < 1:
         raise ParameterError(f"--seeds must be at least 1. Got {args.seeds}.")
@@ -84,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--depth must be at least 1. Got {args.depth}.")
     if any(c.isspace() for c in args.tag) or not args.tag:
         raise ParameterError(f"--tag must be one word. Got {args.tag!r}.")
+    metric = parse_metric(args.metric).name if args.metric else None
     pool = pool_from_args(args, required=True)
     qrels = load_table(args.qrels, "qrels", args)
     out = Path(args.out)
@@ -115,10 +128,12 @@ def run(args: argparse.Namespace) -> int:
         "seeds": args.seeds,
         "seed": args.seed,
         "depth": args.depth,
+        "metric": metric,
+        "tag": f"{args.tag}-<seed>",
         "runs": files,
         "next": "score each run with your harness, collect per-query values as CSV "
-        "seed,qid,value (or trec_eval -q lines), then run evalvalidity check "
-        "--harness-output FILE with the same pool arguments",
+        "seed,qid,value (or trec_eval -q lines, concatenated), then run evalvalidity check "
+        "--harness-output FILE --harness-manifest manifest.json with the same pool arguments",
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {len(files)} runs to {out} (manifest.json describes them)")

@@ -21,6 +21,7 @@ evalvalidity.errors.ParameterError: The 'k' parameter of f must be an int >= 1. 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TypeGuard
 
@@ -30,12 +31,22 @@ from evalvalidity.core.types import FloatArray, IndexArray, IntArray, NumberArra
 from evalvalidity.errors import ParameterError
 
 __all__ = [
+    "_at_least",
     "_brief",
+    "_choice",
+    "_codes",
+    "_distinct_pairs",
+    "_equal_lengths",
     "_finite_matrix",
     "_finite_values",
     "_generator",
     "_int_at_least",
     "_is_real",
+    "_open_unit",
+    "_per_query",
+    "_positive",
+    "_queries",
+    "_same_length",
     "_show",
     "_shown",
     "_weighted_bincount",
@@ -162,3 +173,126 @@ def _weighted_bincount(x: IntArray | IndexArray, weights: FloatArray, minlength:
     dtype('float64')
     """
     return np.bincount(x, weights=weights, minlength=minlength).astype(np.float64, copy=False)
+
+
+def _same_length(a: FloatArray, b: FloatArray, names: tuple[str, str], func: str) -> None:
+    """Raise unless the paired per-query arrays ``a`` and ``b`` have as many values."""
+    if a.size != b.size:
+        raise ParameterError(
+            f"The {names[0]!r} and {names[1]!r} parameters of {func} must hold one value per "
+            f"query for the same queries. Got {a.size} and {b.size} values instead."
+        )
+
+
+def _open_unit(value: object, name: str, func: str) -> float:
+    """Return ``value`` as a float when it is a real number in (0, 1), else raise."""
+    if not _is_real(value) or not 0.0 < float(value) < 1.0:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be a float in (0, 1). "
+            f"Got {_shown(value)} instead."
+        )
+    return float(value)
+
+
+def _positive(value: object, name: str, func: str) -> float:
+    """Return ``value`` as a float when it is a finite real number > 0, else raise."""
+    if not _is_real(value) or not math.isfinite(float(value)) or float(value) <= 0.0:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be a finite float > 0. "
+            f"Got {_shown(value)} instead."
+        )
+    return float(value)
+
+
+def _choice(value: object, choices: tuple[str, ...], name: str, func: str) -> str:
+    """Return ``value`` when it is one of the strings ``choices``, else raise."""
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be one of {listed}. "
+            f"Got {_shown(value)} instead."
+        )
+    return value
+
+
+def _per_query(value: object, n: int, name: str, func: str) -> FloatArray:
+    """Broadcast a scalar to n queries, or check an array of n finite numbers."""
+    if _is_real(value):
+        if not math.isfinite(float(value)):
+            raise ParameterError(
+                f"The '{name}' parameter of {func} must be finite. Got {_shown(value)} instead."
+            )
+        return np.full(n, float(value))
+    array = _finite_values(value, name, func, min_size=1)
+    if array.size != n:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be a number or hold one value per query "
+            f"({n}). Got {array.size} values instead."
+        )
+    return array
+
+
+def _codes(value: object, name: str, func: str) -> IntArray:
+    """``value`` as a 1-D int64 array of integers, or raise naming the parameter."""
+    array = np.asarray(value)
+    if array.ndim != 1 or not (
+        array.size == 0 or (np.issubdtype(array.dtype, np.integer) and array.dtype != np.bool_)
+    ):
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must be a 1-D array of integers."
+            f" Got shape {array.shape} and dtype {array.dtype} instead."
+        )
+    return array.astype(np.int64, copy=False)
+
+
+def _equal_lengths(func: str, **arrays: IntArray) -> None:
+    """Raise unless the named parameters of ``func`` hold as many values each."""
+    if len({len(a) for a in arrays.values()}) > 1:
+        shown = ", ".join(f"{name}={len(a)}" for name, a in arrays.items())
+        raise ParameterError(
+            f"The arrays {', '.join(arrays)} of {func} must have equal lengths."
+            f" Got {shown} instead."
+        )
+
+
+def _queries(array: IntArray, name: str, func: str, n_queries: int) -> None:
+    """Raise unless every value of ``array`` is a query index in [0, ``n_queries``)."""
+    bad = np.flatnonzero((array < 0) | (array >= n_queries))
+    if bad.size:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must hold query indices in [0, {n_queries})."
+            f" Got {int(array[bad[0]])} instead, at row {int(bad[0])}."
+        )
+
+
+def _at_least(array: IntArray, low: int, name: str, func: str, what: str) -> None:
+    """Raise unless every value of ``array`` (``what``: "document codes", ...) is >= ``low``."""
+    bad = np.flatnonzero(array < low)
+    if bad.size:
+        raise ParameterError(
+            f"The '{name}' parameter of {func} must hold {what} >= {low}."
+            f" Got {int(array[bad[0]])} instead, at row {int(bad[0])}."
+        )
+
+
+def _distinct_pairs(query: IntArray, other: IntArray, message: str) -> IndexArray:
+    """Indices that sort the pairs by (query, other); raise ``message`` when a pair repeats.
+
+    ``message`` is formatted with the first repeated pair's ``query`` and ``value``.
+
+    Examples
+    --------
+    >>> _distinct_pairs(np.array([1, 0, 0]), np.array([2, 3, 1]), "{query} {value}").tolist()
+    [2, 1, 0]
+    >>> _distinct_pairs(np.array([0, 0]), np.array([4, 4]), "query {query} repeats {value}")
+    Traceback (most recent call last):
+    ...
+    evalvalidity.errors.ParameterError: query 0 repeats 4
+    """
+    order = np.lexsort((other, query))
+    q, o = query[order], other[order]
+    clash = np.flatnonzero((q[1:] == q[:-1]) & (o[1:] == o[:-1]))
+    if clash.size:
+        at = int(clash[0])
+        raise ParameterError(message.format(query=int(q[at]), value=int(o[at])))
+    return order

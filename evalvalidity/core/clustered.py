@@ -39,12 +39,30 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
-from scipy import optimize, sparse, special
+from scipy import sparse
 from scipy import stats as sps
 from scipy.sparse import csgraph
 
-from evalvalidity.core._validate import _finite_values, _generator, _int_at_least, _shown  # isort: skip  # fmt: skip
-from evalvalidity.core.stats import _BLOCK_ELEMENTS, Interval, _choice, _open_unit, _paired_t_power, _positive, _power_target, _same_length, _sign_flip_p_value, _topic_set_size  # isort: skip  # fmt: skip
+from evalvalidity.core._validate import (
+    _choice,
+    _finite_values,
+    _generator,
+    _int_at_least,
+    _open_unit,
+    _positive,
+    _same_length,
+    _shown,
+)
+from evalvalidity.core.stats import (
+    _BLOCK_ELEMENTS,
+    Interval,
+    _min_detectable_difference,
+    _paired_t_power,
+    _power_target,
+    _sign_flip_p_value,
+    _smallest_sufficient,
+    _topic_set_size,
+)
 from evalvalidity.errors import EvalValidityWarning, ParameterError
 
 __all__ = [
@@ -673,19 +691,7 @@ def clustered_min_detectable_difference(
             f"(n_queries / design_effect >= 2). Got {n_queries} / {deff:g} = {effective:g} "
             f"instead."
         )
-    n_effective = np.array(effective)
-
-    def shortfall(effect: float) -> float:
-        return float(_paired_t_power(effect, n_effective, alpha)) - power
-
-    high = (float(special.ndtri(1.0 - alpha / 2.0)) + float(special.ndtri(power))) / math.sqrt(
-        effective
-    )
-    high = 2.0 * high + 1.0
-    while shortfall(high) < 0.0:
-        high *= 2.0
-    effect = optimize.brentq(shortfall, 0.0, high, xtol=1e-14, rtol=1e-12)
-    return float(effect) * math.sqrt(variance)
+    return _min_detectable_difference(math.sqrt(variance), effective, alpha, power)
 
 
 def clustered_topic_set_size(
@@ -751,11 +757,4 @@ def clustered_topic_set_size(
     high = max(2, math.ceil(deff * independent))
     while not enough(high):  # rounding can leave ceil(deff * n) a hair short
         high += 1
-    low = 1
-    while high - low > 1:
-        middle = (low + high) // 2
-        if middle >= 2 and enough(middle):
-            high = middle
-        else:
-            low = middle
-    return high
+    return _smallest_sufficient(1, high, enough)

@@ -24,7 +24,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +45,16 @@ from evalvalidity.core.types import (
 )
 from evalvalidity.errors import ParameterError
 
-__all__ = ["HashingEmbedder", "Ranking", "embed_and_rank", "exact_cosine_topk", "noise_like"]
+__all__ = [
+    "HashingEmbedder",
+    "Ranking",
+    "SentenceTransformerEmbedder",
+    "WordLlamaEmbedder",
+    "embed_and_rank",
+    "exact_cosine_topk",
+    "load_embedder",
+    "noise_like",
+]
 
 # Cosine scores are computed for blocks of at most this many (query, item) pairs.
 _SCORE_BLOCK: Final = 1 << 22
@@ -643,3 +652,141 @@ def _rank(
         rank=np.tile(np.arange(1, per_query + 1, dtype=np.int64), len(query_ids)),
         noise=noise,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Optional embedders and the embedder names of the command line
+# --------------------------------------------------------------------------------------------
+
+
+def _optional(package: str, purpose: str, extra: str) -> object:
+    """Import an optional package (by name, so this module needs numpy only) or explain."""
+    import importlib
+
+    try:
+        return importlib.import_module(package)
+    except ImportError as exc:
+        raise ParameterError(
+            f"The {purpose} needs the {package!r} package, which is not installed: "
+            f"pip install {extra}."
+        ) from exc
+
+
+class WordLlamaEmbedder:
+    """WordLlama's 256-dimensional static embedding, loaded offline from its wheel.
+
+    The ``wordllama`` package ships its weights inside the wheel; they are loaded with
+    ``WordLlama.load(cache_dir=<the package's folder>, disable_download=True)``, so nothing is
+    downloaded. Texts are embedded by ``WordLlama.embed`` (mean of token vectors, normalised).
+
+    Raises
+    ------
+    ParameterError
+        When ``wordllama`` is not installed (``pip install 'evalvalidity[live]'``).
+    """
+
+    def __init__(self) -> None:
+        import os
+
+        module: Any = _optional("wordllama", "wordllama embedder", "'evalvalidity[live]'")
+        folder = os.path.dirname(module.__file__)
+        self._model = module.WordLlama.load(cache_dir=folder, disable_download=True)
+
+    def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed ``texts``: an array (len(texts), 256) of float32."""
+        return np.asarray(self._model.embed(list(texts)), dtype=np.float32)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model the user has locally (never downloaded).
+
+    Parameters
+    ----------
+    model : str
+        A folder holding a saved model, or the name of one in the local Hugging Face cache.
+
+    Raises
+    ------
+    ParameterError
+        When ``sentence-transformers`` is not installed or the model is not found locally.
+    """
+
+    def __init__(self, model: str) -> None:
+        if not isinstance(model, str) or not model:
+            raise ParameterError(
+                "The 'model' parameter of SentenceTransformerEmbedder must be a non-empty str. "
+                f"Got {_show(model)} instead."
+            )
+        module: Any = _optional(
+            "sentence_transformers", "sentence-transformers embedder", "sentence-transformers"
+        )
+        try:
+            self._model = module.SentenceTransformer(model, local_files_only=True)
+        except Exception as exc:  # OSError, ValueError, huggingface_hub's errors, ...
+            raise ParameterError(
+                f"The sentence-transformers model {model!r} is not available locally (a saved "
+                "model's folder, or a model in the local Hugging Face cache; nothing is "
+                f"downloaded): {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            ) from exc
+
+    def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed ``texts`` with the model."""
+        return np.asarray(self._model.encode(list(texts)), dtype=np.float32)
+
+
+def load_embedder(name: str) -> Callable[[list[str]], object]:
+    """The embedder a command-line name stands for.
+
+    ``hashing`` (:class:`HashingEmbedder`, numpy only), ``wordllama``
+    (:class:`WordLlamaEmbedder`), ``sentence-transformers:MODEL``
+    (:class:`SentenceTransformerEmbedder`) or ``module:function`` (the user's own
+    ``embed(texts) -> array``, imported; a class is instantiated without arguments).
+
+    >>> load_embedder("hashing")
+    HashingEmbedder(dim=256, ngram_range=(1, 2), seed=0)
+    >>> load_embedder("no_such_module_here:embed")
+    Traceback (most recent call last):
+    ...
+    evalvalidity.errors.ParameterError: Cannot import the module 'no_such_module_here' of the embedder 'no_such_module_here:embed': No module named 'no_such_module_here'.
+    """
+    import importlib
+
+    if not isinstance(name, str):
+        raise ParameterError(
+            f"The 'name' parameter of load_embedder must be a str. Got {_show(name)} instead."
+        )
+    if name == "hashing":
+        return HashingEmbedder()
+    if name == "wordllama":
+        return WordLlamaEmbedder()
+    prefix = "sentence-transformers:"
+    if name.startswith(prefix):
+        return SentenceTransformerEmbedder(name[len(prefix) :])
+    module_name, colon, attribute = name.partition(":")
+    if not colon or not module_name or not attribute:
+        raise ParameterError(
+            "The embedder must be hashing, wordllama, sentence-transformers:MODEL or "
+            f"module:function. Got {name!r} instead."
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ParameterError(
+            f"Cannot import the module {module_name!r} of the embedder {name!r}: {exc}."
+        ) from exc
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise ParameterError(
+                f"The module {module_name!r} has no {attribute!r} (embedder {name!r})."
+            )
+        target = getattr(target, part)
+    if isinstance(target, type):
+        target = target()
+    if not callable(target):
+        raise ParameterError(
+            f"The embedder {name!r} must be callable as embed(texts: list[str]). "
+            f"Got {type(target).__name__} instead."
+        )
+    embed: Callable[[list[str]], object] = target
+    return embed

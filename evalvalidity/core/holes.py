@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from evalvalidity.core._validate import _int_at_least
+from evalvalidity.core._validate import _codes, _equal_lengths, _int_at_least, _queries
 from evalvalidity.core.kernels import Hits, Judged, evaluate
 from evalvalidity.core.metrics import Metric
-from evalvalidity.core.nulls import _codes, _equal_lengths, _judgements, _queries, _run
+from evalvalidity.core.nulls import _judgements, _run
 from evalvalidity.core.tiebounds import _metric
 from evalvalidity.errors import ParameterError
 
@@ -219,7 +219,7 @@ class HoleBounds:
     @property
     def depends_on_holes(self) -> np.ndarray:
         """True for the queries whose value changes when their holes are filled."""
-        return np.abs(self.filled - self.scored) > 1e-12
+        return np.asarray(np.abs(self.filled - self.scored) > 1e-12)
 
 
 def hole_bounds(

@@ -36,7 +36,7 @@ from functools import cached_property
 
 import numpy as np
 
-from evalvalidity.core._validate import _weighted_bincount
+from evalvalidity.core._validate import _distinct_pairs, _weighted_bincount
 from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.core.types import (
     BoolArray,
@@ -206,16 +206,12 @@ class Hits:
     @cached_property
     def _order(self) -> IndexArray:
         """Indices that sort the hits by (query, position); checks positions are distinct."""
-        order = np.lexsort((self.position, self.query))
-        query, position = self.query[order], self.position[order]
-        clash = (query[1:] == query[:-1]) & (position[1:] == position[:-1])
-        if np.any(clash):
-            at = int(np.flatnonzero(clash)[0])
-            raise ParameterError(
-                f"Two hits of query {int(query[at])} share position {int(position[at])};"
-                " positions must be distinct within a query."
-            )
-        return order
+        return _distinct_pairs(
+            self.query,
+            self.position,
+            "Two hits of query {query} share position {value};"
+            " positions must be distinct within a query.",
+        )
 
 
 @dataclass(frozen=True, eq=False)

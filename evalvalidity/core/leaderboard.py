@@ -29,9 +29,21 @@ from typing import Any, Final
 import numpy as np
 from scipy import stats as sps
 
-from evalvalidity.core.clustered import _cluster_bootstrap_means, _cluster_codes, _cluster_totals, _sandwich_variance  # isort: skip  # fmt: skip
-from evalvalidity.core._validate import _finite_values, _generator, _int_at_least, _shown  # isort: skip  # fmt: skip
-from evalvalidity.core.stats import Interval, _benjamini_hochberg, _choice, _holm, _open_unit, _sign_flip_p_value  # isort: skip  # fmt: skip
+from evalvalidity.core._validate import (
+    _choice,
+    _finite_values,
+    _generator,
+    _int_at_least,
+    _open_unit,
+    _shown,
+)
+from evalvalidity.core.clustered import (
+    _cluster_bootstrap_means,
+    _cluster_codes,
+    _cluster_totals,
+    _sandwich_variance,
+)
+from evalvalidity.core.stats import Interval, _benjamini_hochberg, _holm, _sign_flip_p_value
 from evalvalidity.errors import EvalValidityWarning, ParameterError
 
 __all__ = ["Leaderboard", "LeaderboardPair", "leaderboard"]

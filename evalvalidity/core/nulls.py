@@ -36,7 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from evalvalidity.core._validate import _int_at_least
+from evalvalidity.core._validate import (
+    _at_least,
+    _codes,
+    _distinct_pairs,
+    _equal_lengths,
+    _int_at_least,
+    _queries,
+)
 from evalvalidity.core.kernels import Hits, Judged, TiedHits, evaluate
 from evalvalidity.core.metrics import Metric
 from evalvalidity.core.tiebounds import _metric, tie_bounds
@@ -56,58 +63,6 @@ _BLOCK_HITS = 1 << 20
 
 
 # --------------------------------------------------------------------------- validation
-
-
-def _codes(value: Any, name: str, func: str) -> np.ndarray:
-    """``value`` as a 1-D int64 array of integers, or raise naming the parameter."""
-    array = np.asarray(value)
-    if array.ndim != 1 or not (
-        array.size == 0 or (np.issubdtype(array.dtype, np.integer) and array.dtype != np.bool_)
-    ):
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be a 1-D array of integers."
-            f" Got shape {array.shape} and dtype {array.dtype} instead."
-        )
-    return array.astype(np.int64, copy=False)
-
-
-def _equal_lengths(func: str, **arrays: np.ndarray) -> None:
-    if len({len(a) for a in arrays.values()}) > 1:
-        shown = ", ".join(f"{name}={len(a)}" for name, a in arrays.items())
-        raise ParameterError(
-            f"The arrays {', '.join(arrays)} of {func} must have equal lengths."
-            f" Got {shown} instead."
-        )
-
-
-def _queries(array: np.ndarray, name: str, func: str, n_queries: int) -> None:
-    bad = np.flatnonzero((array < 0) | (array >= n_queries))
-    if bad.size:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must hold query indices in [0, {n_queries})."
-            f" Got {int(array[bad[0]])} instead, at row {int(bad[0])}."
-        )
-
-
-def _at_least(array: np.ndarray, low: int, name: str, func: str, what: str) -> None:
-    bad = np.flatnonzero(array < low)
-    if bad.size:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must hold {what} >= {low}."
-            f" Got {int(array[bad[0]])} instead, at row {int(bad[0])}."
-        )
-
-
-def _distinct_pairs(query: np.ndarray, other: np.ndarray, message: str) -> None:
-    """Raise ``message`` (formatted with the first repeated pair) when a pair repeats."""
-    if len(query) < 2:
-        return
-    order = np.lexsort((other, query))
-    q, o = query[order], other[order]
-    clash = np.flatnonzero((q[1:] == q[:-1]) & (o[1:] == o[:-1]))
-    if clash.size:
-        at = int(clash[0])
-        raise ParameterError(message.format(query=int(q[at]), value=int(o[at])))
 
 
 def _run(

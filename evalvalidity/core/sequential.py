@@ -32,8 +32,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from evalvalidity.core._validate import _finite_values, _is_real, _shown  # isort: skip  # fmt: skip
-from evalvalidity.core.stats import _choice, _open_unit  # isort: skip  # fmt: skip
+from evalvalidity.core._validate import _choice, _finite_values, _is_real, _open_unit, _shown
 from evalvalidity.errors import ParameterError
 
 __all__ = ["ConfidenceSequence", "GateDecision", "confidence_sequence", "sequential_gate"]

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -47,10 +47,15 @@ from scipy import optimize, special
 from scipy import stats as sps
 
 from evalvalidity.core._validate import (
+    _choice,
     _finite_values,
     _generator,
     _int_at_least,
     _is_real,
+    _open_unit,
+    _per_query,
+    _positive,
+    _same_length,
     _shown,
 )
 from evalvalidity.core.types import (
@@ -282,42 +287,6 @@ class RunComparison:
 # --------------------------------------------------------------------------------------------
 
 
-def _same_length(a: FloatArray, b: FloatArray, names: tuple[str, str], func: str) -> None:
-    if a.size != b.size:
-        raise ParameterError(
-            f"The {names[0]!r} and {names[1]!r} parameters of {func} must hold one value per "
-            f"query for the same queries. Got {a.size} and {b.size} values instead."
-        )
-
-
-def _open_unit(value: object, name: str, func: str) -> float:
-    if not _is_real(value) or not 0.0 < float(value) < 1.0:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be a float in (0, 1). "
-            f"Got {_shown(value)} instead."
-        )
-    return float(value)
-
-
-def _positive(value: object, name: str, func: str) -> float:
-    if not _is_real(value) or not math.isfinite(float(value)) or float(value) <= 0.0:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be a finite float > 0. "
-            f"Got {_shown(value)} instead."
-        )
-    return float(value)
-
-
-def _choice(value: object, choices: tuple[str, ...], name: str, func: str) -> str:
-    if not isinstance(value, str) or value not in choices:
-        listed = ", ".join(repr(c) for c in choices)
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be one of {listed}. "
-            f"Got {_shown(value)} instead."
-        )
-    return value
-
-
 def _warn_constant(what: str, func: str) -> None:
     warnings.warn(
         f"{func}: {what} are all equal, so the interval has zero width.",
@@ -462,8 +431,11 @@ def _benjamini_hochberg(p_values: FloatArray) -> FloatArray:
     return adjusted
 
 
-def _paired_t_power(effect: float, n: FloatArray | int, alpha: float) -> FloatArray:
-    """Two-sided paired t power with ``n`` queries and standardised difference ``effect``."""
+def _paired_t_power(effect: float, n: FloatArray | float, alpha: float) -> FloatArray:
+    """Two-sided paired t power with ``n`` queries and standardised difference ``effect``.
+
+    ``n`` may be fractional: an effective number of queries (n / design effect).
+    """
     n = np.asarray(n, dtype=np.float64)
     df = n - 1.0
     critical = sps.t.isf(alpha / 2.0, df)
@@ -692,23 +664,6 @@ def ratio_interval(
     if degenerate:
         _warn_constant("the per-query ratios (or their variances)", func)
     return Interval(estimate, low, high, confidence, kind)
-
-
-def _per_query(value: object, n: int, name: str, func: str) -> FloatArray:
-    """Broadcast a scalar to n queries, or check an array of n finite numbers."""
-    if _is_real(value):
-        if not math.isfinite(float(value)):
-            raise ParameterError(
-                f"The '{name}' parameter of {func} must be finite. Got {_shown(value)} instead."
-            )
-        return np.full(n, float(value))
-    array = _finite_values(value, name, func, min_size=1)
-    if array.size != n:
-        raise ParameterError(
-            f"The '{name}' parameter of {func} must be a number or hold one value per query "
-            f"({n}). Got {array.size} values instead."
-        )
-    return array
 
 
 def _ratio_delta(
@@ -1171,7 +1126,9 @@ def _power_target(power: object, alpha: float, func: str) -> float:
     return float(power)
 
 
-def _min_detectable_difference(std: float, n: int, alpha: float, power: float) -> float:
+def _min_detectable_difference(std: float, n: float, alpha: float, power: float) -> float:
+    """The difference, in units of ``std``, detected with ``power`` by ``n`` (effective) queries."""
+
     def shortfall(effect: float) -> float:
         return float(_paired_t_power(effect, n, alpha)) - power
 
@@ -1256,10 +1213,24 @@ def _topic_set_size(effect: float, alpha: float, power: float) -> int:
             )
         low = high
         high *= 2
-    # Invariant: power(low) < target (or low = 1), power(high) >= target.
+    return _smallest_sufficient(
+        low, high, lambda n: float(_paired_t_power(effect, n, alpha)) >= power
+    )
+
+
+def _smallest_sufficient(low: int, high: int, enough: Callable[[int], bool]) -> int:
+    """The smallest n in (low, high] with ``enough(n)``, by bisection (``enough`` rises with n).
+
+    Needs ``enough(high)`` and not ``enough(low)`` (or ``low = 1``); n = 1 never suffices.
+
+    Examples
+    --------
+    >>> _smallest_sufficient(1, 64, lambda n: n * n >= 40)
+    7
+    """
     while high - low > 1:
         middle = (low + high) // 2
-        if middle >= 2 and float(_paired_t_power(effect, middle, alpha)) >= power:
+        if middle >= 2 and enough(middle):
             high = middle
         else:
             low = middle

@@ -65,7 +65,7 @@ class TieBounds:
     @property
     def spread(self) -> np.ndarray:
         """Best − worst per query."""
-        return self.best - self.worst
+        return np.asarray(self.best - self.worst)
 
     @property
     def mean_worst(self) -> float:

@@ -132,7 +132,7 @@ def _data(frame: pd.DataFrame) -> alt.Data:
                 value = None
             clean[str(key)] = value
         records.append(clean)
-    return alt.Data(values=records)
+    return alt.Data(values=records)  # type: ignore[no-untyped-call]  # altair's Data has no annotations
 
 
 def _layered(
@@ -1450,3 +1450,80 @@ def _curve_for(result: CheckResult, inferred: InferredPoolSizeCheck) -> pd.DataF
     low = min(sizes) / 3 if sizes else 1.0
     high = max(sizes) * 3 if sizes else 1000.0
     return expected_floor_curve(result.metric, gold, judged, low=low, high=high)
+
+
+def other_nulls_chart(result: CheckResult) -> Chart | None:
+    """The other nulls beside the uniform floor and the model: one interval per row.
+
+    Rows: the uniform floor, the query-shuffle null (95 % interval), the popularity ranker
+    ([worst, best] tie-breaking), and the model's score with its tie range, its range with the
+    judgement holes filled and without self-hits (when each applies). None when the check ran
+    no other null.
+
+    Examples
+    --------
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> import pyarrow as pa
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["h", "h"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "2"], "docid": ["h", "h"], "score": [1.0, 1.0]})
+    >>> chart = other_nulls_chart(check_tables(run, qrels, pool=PoolSpec(corpus_size=50), seeds=4))
+    >>> sorted(chart.data["what"])[:2]
+    ['model', 'popularity ranker']
+    """
+    nulls = result.nulls
+    if nulls is None or nulls.query_independent is None:
+        return None
+    qi = nulls.query_independent
+    rows: list[dict[str, Any]] = [
+        {"what": "uniform floor", "value": qi.floor, "low": qi.floor, "high": qi.floor}
+    ]
+    for label, interval in (
+        ("query-shuffle null", qi.shuffle),
+        ("popularity ranker", qi.popularity),
+    ):
+        if interval is not None:
+            rows.append(
+                {
+                    "what": label,
+                    "value": interval.estimate,
+                    "low": interval.low,
+                    "high": interval.high,
+                }
+            )
+    model = result.headroom.model
+    if model is not None:
+        rows.append({"what": "model", "value": model, "low": model, "high": model})
+        if nulls.ties is not None and nulls.ties.tied_queries:
+            t = nulls.ties.interval
+            rows.append(
+                {"what": "model over tie orders", "value": t.estimate, "low": t.low, "high": t.high}
+            )
+        if nulls.holes is not None and nulls.holes.applicable:
+            h = nulls.holes.interval
+            rows.append(
+                {"what": "model, holes filled", "value": h.estimate, "low": h.low, "high": h.high}
+            )
+        s = nulls.self_hits
+        if s is not None and s.score_without is not None and (s.ranked_self or s.judged_self):
+            v = s.score_without
+            rows.append({"what": "model without self-hits", "value": v, "low": v, "high": v})
+    frame = pd.DataFrame(rows)
+    order = list(frame["what"])
+    y = alt.Y("what:N", sort=order, title=None)
+    bars = (
+        alt.Chart(frame)
+        .mark_rule(strokeWidth=3)
+        .encode(y=y, x=alt.X("low:Q", title=result.metric.name), x2="high:Q")
+    )
+    points = (
+        alt.Chart(frame)
+        .mark_point(filled=True, size=80)
+        .encode(
+            y=y,
+            x="value:Q",
+            tooltip=["what", alt.Tooltip("value:Q", format=".4g"), "low", "high"],
+        )
+    )
+    return alt.LayerChart(layer=[bars, points]).properties(
+        title="Other nulls: what scores without doing retrieval", width=520
+    )

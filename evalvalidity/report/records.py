@@ -10,16 +10,28 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping
+from json.encoder import encode_basestring
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from evalvalidity.analysis.results import CheckResult, HarnessCheck, Interval, NoiseCheck
+from evalvalidity.errors import ParameterError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FLAG_TEXT", "to_dict", "to_frame", "to_json", "to_markdown", "to_text"]
+__all__ = [
+    "FLAG_TEXT",
+    "iter_json",
+    "to_dict",
+    "to_frame",
+    "to_json",
+    "to_markdown",
+    "to_text",
+    "write_json",
+]
 
 #: What each triage flag means, for tables and tooltips.
 FLAG_TEXT: dict[str, str] = {
@@ -70,6 +82,10 @@ def _harness(check: HarnessCheck | None) -> dict[str, Any] | None:
         "measure": check.measure,
         "missing_queries": list(check.missing_queries),
         "ignored_queries": check.ignored_queries,
+        "depth": check.depth,
+        "implied_depth": check.implied_depth,
+        "missing_values": check.missing_values,
+        "zeros_left_out": check.zeros_left_out,
     }
 
 
@@ -97,6 +113,142 @@ def _noise(check: NoiseCheck | None) -> dict[str, Any] | None:
     }
 
 
+def _other_nulls(result: CheckResult) -> dict[str, Any] | None:
+    """The other nulls as plain data (None when the check ran none)."""
+    nulls = result.nulls
+    if nulls is None:
+        return None
+    qi, sh, seg, holes, inv, ties = (
+        nulls.query_independent,
+        nulls.self_hits,
+        nulls.segments,
+        nulls.holes,
+        nulls.harness,
+        nulls.ties,
+    )
+    return {
+        "query_independent": None
+        if qi is None
+        else {
+            "floor": _num(qi.floor),
+            "ceiling": _num(qi.ceiling),
+            "shuffle": _interval(qi.shuffle),
+            "shuffle_variance": qi.shuffle_variance,
+            "shuffle_pairs_hit": qi.shuffle_pairs_hit,
+            "shuffle_skipped": qi.shuffle_skipped,
+            "popularity": _interval(qi.popularity),
+            "popularity_skipped": qi.popularity_skipped,
+            "hubs": [{"docid": h.docid, "count": h.count, "share": _num(h.share)} for h in qi.hubs],
+        },
+        "self_hits": None
+        if sh is None
+        else {
+            "queries_as_documents": sh.queries_as_documents,
+            "ranked_self": sh.ranked_self,
+            "judged_self": sh.judged_self,
+            "text_matches": sh.text_matches,
+            "examples": list(sh.examples),
+            "score_with": _num(sh.score_with),
+            "score_without": _num(sh.score_without),
+            "floor_with": _num(sh.floor_with),
+            "floor_without": _num(sh.floor_without),
+        },
+        "segments": None
+        if seg is None
+        else {
+            "separator": seg.separator,
+            "run_share": _num(seg.run_share),
+            "qrels_share": _num(seg.qrels_share),
+            "matched_share": _num(seg.matched_share),
+            "example": seg.example,
+            "segmented": seg.segmented,
+            "suggested": seg.suggested,
+            "applied": seg.applied,
+        },
+        "holes": None
+        if holes is None
+        else {
+            "k": holes.k,
+            "applicable": holes.applicable,
+            "judged_at_k": _num(holes.overall_judged),
+            "holes": holes.holes,
+            "score": _interval(holes.interval),
+            "depends": holes.depends,
+        },
+        "harness_invariants": None
+        if inv is None
+        else {
+            "rows": inv.rows,
+            "out_of_range": inv.out_of_range,
+            "max_value": _num(inv.max_value),
+            "above_one_recall": inv.above_one_recall,
+            "duplicated": inv.duplicated,
+            "missing": inv.missing,
+            "examples": list(inv.examples),
+        },
+        "ties": None
+        if ties is None
+        else {
+            "tied_queries": ties.tied_queries,
+            "score": _interval(ties.interval),
+            "threshold": _num(ties.threshold),
+            "moved": list(ties.moved),
+        },
+    }
+
+
+def _null_lines(result: CheckResult) -> list[tuple[str, str]]:
+    """(label, value) pairs of the other nulls, for the text and Markdown summaries."""
+    nulls = result.nulls
+    if nulls is None:
+        return []
+    rows: list[tuple[str, str]] = []
+    qi = nulls.query_independent
+    if qi is not None and qi.shuffle is not None:
+        rows.append(("query-shuffle null", qi.shuffle.format(3)))
+    if qi is not None and qi.popularity is not None:
+        rows.append(("popularity ranker [worst, best ties]", qi.popularity.format(3)))
+    if qi is not None and qi.hubs:
+        rows.append(("hub documents", ", ".join(f"{h.docid} ({h.count:,})" for h in qi.hubs[:3])))
+    sh = nulls.self_hits
+    if sh is not None and (sh.ranked_self or sh.judged_self or sh.text_matches):
+        rows.append(
+            (
+                "score with / without self-hits",
+                f"{_fmt(sh.score_with)} / {_fmt(sh.score_without)} (floor {_fmt(sh.floor_with)}"
+                f" / {_fmt(sh.floor_without)})",
+            )
+        )
+    seg = nulls.segments
+    if seg is not None and seg.segmented:
+        rows.append(
+            (
+                "segment ids",
+                f"units rule {seg.applied or 'none (offer ' + str(seg.suggested) + ')'}",
+            )
+        )
+    holes = nulls.holes
+    if holes is not None and holes.applicable:
+        rows.append(
+            (
+                f"judged@{holes.k}; score with holes",
+                f"{holes.overall_judged:.0%}; {holes.interval.format(3)}",
+            )
+        )
+    inv = nulls.harness
+    if inv is not None and (inv.out_of_range or inv.duplicated or inv.missing):
+        rows.append(
+            (
+                "harness rows out of range / duplicated / missing",
+                f"{inv.out_of_range:,} / {inv.duplicated:,} / {inv.missing:,}",
+            )
+        )
+    ties = nulls.ties
+    if ties is not None and ties.tied_queries:
+        rows.append(("model score over tie orders", ties.interval.format(3)))
+    return rows
+
+
 def _query_rows(result: CheckResult) -> list[dict[str, Any]]:
     t = result.queries
     rows = []
@@ -122,6 +274,91 @@ def _query_rows(result: CheckResult) -> list[dict[str, Any]]:
     return rows
 
 
+#: Triage rows formatted at once by :func:`write_json` (bounds the text held in memory).
+_JSON_BLOCK = 1 << 16
+
+#: The per-query keys of the JSON rows, in order, with their column's kind.
+_ROW_KEYS = (
+    ("qid", "str"),
+    ("pool_size", "int"),
+    ("gold", "int"),
+    ("judged", "int"),
+    ("k", "k"),
+    ("floor", "float"),
+    ("floor_std", "float"),
+    ("ceiling", "float"),
+    ("headroom", "float"),
+    ("model", "float"),
+    ("noise", "float"),
+    ("z", "float"),
+    ("floor_share", "float"),
+    ("flags", "flags"),
+)
+
+
+def _float_texts(values: np.ndarray) -> list[str]:
+    """``json.dumps`` of each value as :func:`_num` gives it: repr, or null when not finite."""
+    values = np.asarray(values, dtype=np.float64)
+    texts = list(map(float.__repr__, values.tolist()))
+    for i in np.flatnonzero(~np.isfinite(values)).tolist():
+        texts[i] = "null"
+    return texts
+
+
+def _flags_text(flags: tuple[str, ...], pad: str) -> str:
+    if not flags:
+        return "[]"
+    inner = f",\n{pad}  ".join(json.dumps(f, ensure_ascii=False) for f in flags)
+    return f"[\n{pad}  {inner}\n{pad}]"
+
+
+def _query_rows_json(result: CheckResult, level: int) -> Iterator[str]:
+    """The JSON text of :func:`_query_rows` (``indent=2`` at nesting ``level``), in pieces.
+
+    Built a block of rows at a time from the table's columns, byte for byte as ``json.dumps``
+    writes the list of row dicts.
+    """
+    t = result.queries
+    n = len(t)
+    if n == 0:
+        yield "[]"
+        return
+    outer = "  " * level
+    pad = outer + "    "
+    keys = [key for key, _ in _ROW_KEYS]
+    template = (
+        f"{outer}  {{\n"
+        + "".join(f"{pad}{json.dumps(key)}: %s,\n" for key in keys[:-1])
+        + f"{pad}{json.dumps(keys[-1])}: %s\n{outer}  }}"
+    )
+    k_text = "null" if t.k is None else str(int(t.k))
+    flag_texts: dict[tuple[str, ...], str] = {}
+    yield "[\n"
+    for start in range(0, n, _JSON_BLOCK):
+        stop = min(start + _JSON_BLOCK, n)
+        columns: list[Any] = []
+        for key, kind in _ROW_KEYS:
+            if kind == "str":
+                columns.append(map(encode_basestring, map(str, t.qid[start:stop].tolist())))
+            elif kind == "int":
+                columns.append(map(str, np.asarray(getattr(t, key)[start:stop]).tolist()))
+            elif kind == "k":
+                columns.append([k_text] * (stop - start))
+            elif kind == "float":
+                columns.append(_float_texts(getattr(t, key)[start:stop]))
+            else:
+                texts = []
+                for f in t.flags[start:stop]:
+                    text = flag_texts.get(f)
+                    if text is None:
+                        text = flag_texts[f] = _flags_text(tuple(f), pad)
+                    texts.append(text)
+                columns.append(texts)
+        body = ",\n".join(template % row for row in zip(*columns, strict=True))
+        yield body if start == 0 else ",\n" + body
+    yield f"\n{outer}]"
+
+
 def to_dict(result: CheckResult) -> dict[str, Any]:
     """The check as plain JSON-ready data (the ``--format json`` contract).
 
@@ -132,6 +369,10 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
     rows) and ``plan`` (the :class:`~evalvalidity.analysis.plan.CheckPlan` that ran, as data).
     NaN and infinities are written as null.
     """
+    return _record(result, with_queries=True)
+
+
+def _record(result: CheckResult, *, with_queries: bool) -> dict[str, Any]:
     head = result.headroom
     inferred = result.inferred_n
     live = result.live or result.noise
@@ -238,15 +479,44 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
             ],
         },
         "notes": list(result.notes),
-        "queries": _query_rows(result),
+        "queries": _query_rows(result) if with_queries else None,
         "plan": result.plan.to_dict() if result.plan is not None else None,
+        "other_nulls": _other_nulls(result),
     }
     return out
 
 
 def to_json(result: CheckResult, *, indent: int | None = 2) -> str:
     """The JSON text of :func:`to_dict`; byte-identical for identical inputs and seed."""
-    return json.dumps(to_dict(result), indent=indent, ensure_ascii=False, allow_nan=False)
+    if indent != 2:
+        return json.dumps(to_dict(result), indent=indent, ensure_ascii=False, allow_nan=False)
+    return "".join(iter_json(result))
+
+
+def iter_json(result: CheckResult, extra: Mapping[str, Any] | None = None) -> Iterator[str]:
+    """The text of :func:`to_json` (``indent=2``) in pieces, the triage rows a block at a time.
+
+    The per-query rows are formatted from the triage table's columns (no dict per query), so
+    a check of millions of queries streams its JSON in bounded memory. ``extra`` adds keys
+    after :func:`to_dict`'s own (the command line's clustered statistics, leaderboard, gate).
+    """
+    data = _record(result, with_queries=False)
+    for key, value in (extra or {}).items():
+        if key in data:
+            raise ParameterError(f"The extra key {key!r} of iter_json is a key of the record.")
+        data[key] = value
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    marker = '\n  "queries": null'
+    at = text.index(marker) + len(marker) - len("null")
+    yield text[:at]
+    yield from _query_rows_json(result, 1)
+    yield text[at + len("null") :]
+
+
+def write_json(result: CheckResult, handle: TextIO) -> None:
+    """Write :func:`to_json`'s text to ``handle`` piece by piece (see :func:`iter_json`)."""
+    for piece in iter_json(result):
+        handle.write(piece)
 
 
 def to_frame(result: CheckResult) -> pd.DataFrame:
@@ -324,6 +594,8 @@ def to_text(result: CheckResult) -> str:
         )
         if p.assumption:
             lines.append(f"    variance of the differences: {p.assumption}")
+    for label, value in _null_lines(result):
+        lines.append(f"  {label}: {value}")
     flagged = sum(1 for f in result.queries.flags if f)
     lines.append(f"  {flagged:,} of {result.n_queries:,} queries flagged")
     for note in result.notes:
@@ -406,6 +678,8 @@ def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
             f"| smallest detectable difference | "
             f"{_fmt(result.power.min_detectable_difference, 3)} |"
         )
+    for label, value in _null_lines(result):
+        out.append(f"| {_md_escape(label)} | {_md_id(value)} |")
     flagged = [i for i, f in enumerate(result.queries.flags) if f][:max_queries]
     if flagged:
         t = result.queries

@@ -45,6 +45,13 @@ def _settled(page: Any) -> None:
     )
 
 
+def _run_check(page: Any) -> None:
+    """Apply the settings: the verdict is computed when "Run check" is clicked."""
+    _settled(page)
+    page.get_by_role("button", name="Run check").click()
+    _settled(page)
+
+
 def test_upload_cranfield_check_dense_against_noise_and_hybrid_and_download_the_report(
     server, workspace, chromium, artifacts, tmp_path
 ):
@@ -89,6 +96,7 @@ def test_upload_cranfield_check_dense_against_noise_and_hybrid_and_download_the_
     _settled(page)
     _choose(page, "Pool dataset", "chunks")
     _choose(page, "Noise run (Check 2)", "run_noise")
+    _run_check(page)
     page.get_by_text("Verdict: HEALTHY").wait_for()
     _settled(page)
     page.locator("[data-testid=stVegaLiteChart]").first.wait_for()
@@ -101,6 +109,7 @@ def test_upload_cranfield_check_dense_against_noise_and_hybrid_and_download_the_
     page.screenshot(path=artifacts / "3-health-dense-vs-noise.png")
 
     _choose(page, "Noise run (Check 2)", "run_hybrid_noise")
+    _run_check(page)
     page.get_by_text("Verdict: BROKEN").wait_for()
     _settled(page)
     leak = page.get_by_text(re.compile(r"The noise run scores 0\.26\d+, 17\.\d× its floor"))

@@ -84,6 +84,8 @@ def test_eight_sessions_upload_and_check_at_once_and_see_only_their_own_data(
             box = page.get_by_role("combobox", name="Model run", exact=True)
             box.click()
             page.get_by_role("option", name=f"s{i}-model", exact=True).click()
+        for page in pages:
+            page.get_by_role("button", name="Run check").click()
         for i, page in enumerate(pages):
             page.get_by_text("Verdict: HEALTHY").wait_for()
             assert page.get_by_text(f"s{i}-model").count() >= 1

@@ -48,6 +48,7 @@ evalvalidity.errors.FileFormatError: qrels.txt: this looks like TREC qrels (4 fi
 from __future__ import annotations
 
 from evalvalidity.io.ingest._crosscheck import CrossCheck, cross_check
+from evalvalidity.io.ingest._detect import mapped_header
 from evalvalidity.io.ingest._limits import DEFAULT_LIMITS, Limits
 from evalvalidity.io.ingest._load import load
 from evalvalidity.io.ingest._read import read
@@ -83,6 +84,7 @@ __all__ = [
     "RejectedRowsError",
     "cross_check",
     "load",
+    "mapped_header",
     "read",
     "read_candidates",
     "read_corpus_size",

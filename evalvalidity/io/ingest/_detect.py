@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from evalvalidity.errors import FileFormatError, ParameterError
 from evalvalidity.io.ingest._limits import exceeds_depth
-from evalvalidity.io.ingest._source import BOM, PARQUET_MAGIC, Source
+from evalvalidity.io.ingest._source import BOM, PARQUET_MAGIC, Source, SourceLike
 from evalvalidity.io.ingest._spec import (
     ALIASES,
     CANONICAL_FIELDS,
@@ -227,7 +227,7 @@ def detect(source: Source, kind: str | None = None, fmt: str | None = None) -> D
         return _detect_parquet(source, kind)
     lines = sample_lines(source)
     first = lines[0][1].lstrip()
-    if fmt in ("json", "jsonl") or (fmt is None and first[:1] in ("{", "[")):
+    if fmt in ("json", "jsonl", "trec_rag", "mteb") or (fmt is None and first[:1] in ("{", "[")):
         return _detect_json(source, lines, kind, fmt)
     return _detect_text(source, lines, kind, fmt)
 
@@ -535,6 +535,9 @@ def _detect_json(
     first_no, first = lines[0]
     max_depth = source.limits.max_json_depth
     obj = _loads_or_none(first, max_depth)
+    exported = _detect_export(source, lines, obj, kind, fmt)
+    if exported is not None:
+        return exported
     if fmt == "jsonl" or (
         fmt is None
         and isinstance(obj, dict)
@@ -561,3 +564,63 @@ def _detect_json(
             f"not {KIND_NOUNS[kind]}",
         )
     return Detected("json", kind or "?", TREC_LAYOUTS[kind or "run"])
+
+
+def _detect_export(
+    source: Source, lines: list[tuple[int, str]], obj: object, kind: str | None, fmt: str | None
+) -> Detected | None:
+    """TREC RAG rerank requests or MTEB predictions (both runs), else None."""
+    from evalvalidity.io.ingest._exports import MTEB_META, RERANK_LAYOUT, is_rerank_request
+
+    found: tuple[str, str] | None = None
+    if fmt == "trec_rag" or (fmt is None and is_rerank_request(obj, lines[0][1])):
+        found = ("trec_rag", "TREC RAG rerank requests (query, candidates)")
+    elif fmt == "mteb" or (fmt is None and any(f'"{MTEB_META}"' in text for _, text in lines)):
+        found = ("mteb", "MTEB saved predictions ({qid: {docid: score}})")
+    if found is None:
+        return None
+    if kind not in (None, "run"):
+        raise _contradiction(source, found[1], kind)
+    if found[0] == "trec_rag":
+        return Detected("trec_rag", "run", RERANK_LAYOUT)
+    return Detected("mteb", "run", TREC_LAYOUTS["run"])
+
+
+def header_mapping(det: Detected) -> str | None:
+    r"""How a header was read: ``"qid ← query_id, docid ← doc_id, score ← score"``.
+
+    None for a file without a header (its columns are positional).
+
+    >>> from evalvalidity.io.ingest._source import Source
+    >>> det = detect(Source(b"query_id,doc_id,Score\nq1,d1,0.5\n", "run.csv"))
+    >>> header_mapping(det)
+    'qid ← query_id, docid ← doc_id, score ← Score'
+    """
+    if not det.layout.header or not det.keys:
+        return None
+    pairs = [
+        f"{field.name} ← {key}"
+        for field, key in zip(det.layout.fields, det.keys, strict=True)
+        if field is not None and key is not None
+    ]
+    ignored = [key for field, key in zip(det.layout.fields, det.keys, strict=True) if field is None]
+    text = ", ".join(pairs)
+    if ignored:
+        text += f" (ignored: {', '.join(str(k) for k in ignored)})"
+    return text
+
+
+def mapped_header(
+    source: SourceLike, *, kind: str | None = None, display_name: str | None = None
+) -> str | None:
+    r""":func:`header_mapping` of a file: how its header's columns were read, or None.
+
+    None also when the file cannot be recognised (reading it says why).
+
+    >>> mapped_header(b"query_id\tdoc_id\tscore\nq1\td1\t0.5\n")
+    'qid ← query_id, docid ← doc_id, score ← score'
+    """
+    try:
+        return header_mapping(detect(Source(source, display_name), kind))
+    except (FileFormatError, ParameterError):
+        return None

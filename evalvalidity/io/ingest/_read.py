@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import numpy as np
+import pyarrow as pa
 
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
@@ -111,9 +114,11 @@ def _ingest(
     n_skipped = 0
     unit = "line"
     sink: Sink
-    if det.format == "json":
-        resolved, sink = read_json_document(source, det, kind, make_sink, log, con)
-        det = Detected("json", resolved, det.layout)
+    if det.format in ("json", "mteb"):
+        resolved, sink = read_json_document(
+            source, det, det.kind if det.format == "mteb" else kind, make_sink, log, con
+        )
+        det = Detected(det.format, resolved, det.layout)
         unit = "record"
     else:
         sink = make_sink(det.kind)
@@ -122,10 +127,16 @@ def _ingest(
             unit = "record"
         elif det.format == "jsonl":
             read_jsonl(source, det, sink, log, con, progress)
+        elif det.format == "trec_rag":
+            from evalvalidity.io.ingest._exports import read_rerank_requests
+
+            read_rerank_requests(source, det, sink, log, con, progress)
         else:
             sample = [text for _, text in sample_lines(source)]
             if not read_fast(source, det, sample, sink, progress):
                 n_skipped = read_exact(source, det, sink, log, con, progress)
+    if det.kind == "harness" and det.format == "trec_eval" and isinstance(sink, MemorySink):
+        _seeds_from_run_ids(source, sink)
     if progress is not None:
         progress(0.9, "checking for duplicates")
     sink.expose(con, "t")
@@ -172,6 +183,48 @@ def _ingest(
     if progress is not None:
         progress(1.0, "done")
     return result, sink
+
+
+_RUN_ID = re.compile(rb"^[ \t]*runid[ \t]+all[ \t]+(\S+)[ \t]*\r?$", re.MULTILINE)
+_TRAILING_NUMBER = re.compile(rb"(\d+)$")
+
+
+def _seeds_from_run_ids(source: Source, sink: MemorySink) -> None:
+    """Give each value of concatenated ``trec_eval -q`` outputs the seed of its run.
+
+    trec_eval prints every run's per-query lines, then its summary (``qid`` ``all``), which
+    holds the line ``runid all <tag>``. With two runs or more, a value belongs to the run
+    whose ``runid`` line comes next (or, when values follow the last ``runid`` line and none
+    precede the first, the one before it). The seed is the number that ends every tag
+    (``noise-3``: 3) when those numbers are distinct, else the run's position.
+    """
+    text = source.read_all()
+    found = [(m.start(), m.group(1)) for m in _RUN_ID.finditer(text)]
+    if len(found) < 2:
+        return
+    starts = [pos for pos, _ in found]
+    lines = np.array(
+        [text.count(b"\n", 0, pos) + 1 for pos in starts], dtype=np.int64
+    )  # 1-based line numbers of the runid lines
+    tags = [tag for _, tag in found]
+    numbers = [_TRAILING_NUMBER.search(tag) for tag in tags]
+    if all(numbers) and len({int(m.group(1)) for m in numbers if m}) == len(tags):
+        seeds = np.array([int(m.group(1)) for m in numbers if m], dtype=np.int64)
+    else:
+        seeds = np.arange(len(tags), dtype=np.int64)
+    table = sink.table
+    row_lines = table.column("line").to_numpy(zero_copy_only=False)
+    if len(row_lines) == 0:
+        return
+    if row_lines.min() < lines[0]:
+        index = np.searchsorted(lines, row_lines, side="left")
+        after_last = index >= len(lines)
+        index = np.minimum(index, len(lines) - 1)
+    else:
+        index = np.searchsorted(lines, row_lines, side="right") - 1
+        after_last = np.zeros(len(row_lines), dtype=bool)
+    seed = pa.array(seeds[index], pa.int64(), mask=after_last)
+    sink.replace(table.set_column(table.schema.get_field_index("seed"), "seed", seed))
 
 
 def read(
@@ -229,7 +282,7 @@ def estimated_text_bytes(source: Source) -> int:
                 )
             except Exception:  # a corrupt file: the reader will say what is wrong
                 return source.size
-            return max(source.size, declared)
+            return max(source.size, int(declared))
         return source.size
     if source.path is not None and source.size >= 4:
         with open(source.path, "rb") as handle:

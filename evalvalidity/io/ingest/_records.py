@@ -200,6 +200,9 @@ def read_json_document(
     except ValueError as exc:  # an integer of more than 4300 digits
         raise FileFormatError(source.name, None, f"invalid JSON ({exc})") from exc
     del text
+    from evalvalidity.io.ingest._exports import predictions_of  # MTEB's nesting, if any
+
+    document = predictions_of(document, source)
     if not isinstance(document, _Object):
         raise FileFormatError(
             source.name, None, "expected a JSON object {qid: {docid: value}} at the top level"

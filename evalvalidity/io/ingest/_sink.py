@@ -98,6 +98,11 @@ class MemorySink(Sink):
             self._parts = []
         return self._table
 
+    def replace(self, table: pa.Table) -> None:
+        """Put ``table`` (the same rows, some values changed) in place of what was written."""
+        self._table = conform_schema(self.kind, table)
+        self._parts = []
+
     def _write_parquet(self, table: pa.Table) -> None:
         if self.parquet_path is None:
             return

@@ -30,7 +30,17 @@ KINDS: Final[tuple[str, ...]] = (
 )
 
 #: Every format a reader understands (gzip compression is detected separately).
-FORMATS: Final[tuple[str, ...]] = ("trec", "trec_eval", "csv", "tsv", "jsonl", "json", "parquet")
+FORMATS: Final[tuple[str, ...]] = (
+    "trec",
+    "trec_eval",
+    "csv",
+    "tsv",
+    "jsonl",
+    "json",
+    "parquet",
+    "trec_rag",  # TREC RAG 2024 rerank requests (JSONL), read as a run
+    "mteb",  # MTEB's saved retrieval predictions (JSON), read as a run
+)
 
 SCHEMAS: Final[dict[str, pa.Schema]] = {**KIND_SCHEMAS, "corpus-size": CORPUS_SIZE_SCHEMA}
 

@@ -246,12 +246,12 @@ def _longest_row_bound(batch: pa.RecordBatch) -> int:
     Numbers are not measured (pyarrow has parsed them); a line whose length comes from a
     number thousands of digits long is the one case the fast path lets through.
     """
-    longest = [
-        pc.max(pc.binary_length(column)).as_py() or 0
+    longest: list[int] = [
+        int(pc.max(pc.binary_length(column)).as_py() or 0)
         for column in batch.columns
         if pa.types.is_string(column.type)
     ]
-    return sum(longest) + batch.num_columns - 1
+    return sum(longest) + int(batch.num_columns) - 1
 
 
 # -- exact path ------------------------------------------------------------------------------

@@ -1,0 +1,575 @@
+r"""The other nulls, on the check's string-keyed tables: ids to integer codes, then the core.
+
+The uniform-random floor is one null. A benchmark can pass it and still reward something that
+is not retrieval, or be scored on ids that silently do not match. :func:`other_nulls` runs, on
+a check's judgements, pool and (deduplicated) model ranking:
+
+- **query-independent rankers**: the query-shuffle null
+  (:func:`~evalvalidity.core.nulls.query_shuffle_null`, exact) and the leave-one-out popularity
+  ranker (:func:`~evalvalidity.core.nulls.popularity_ranker`, exact), with the hub documents
+  (:func:`~evalvalidity.core.nulls.hub_documents`);
+- **self-hits and id collisions** (:mod:`evalvalidity.analysis.selfhits`);
+- **segment ids** (:func:`~evalvalidity.io.units_rule.segment_ids`);
+- **judgement holes** (:func:`~evalvalidity.core.holes.hole_bounds`);
+- **harness-output invariants** (:mod:`evalvalidity.analysis.harness_invariants`);
+- the model's **tie sensitivity** (:func:`~evalvalidity.core.tiebounds.tie_bounds`).
+
+The ranking is :func:`~evalvalidity.io.scoring.rank_run`'s (chunks deduplicated to documents
+with units), cut at the metric's depth; query ids index the judged queries
+(``Benchmark.qids``), document ids are coded by :func:`pyarrow.compute.index_in` over the
+union of the ids the run, the judgements and the candidates use.
+
+The query-shuffle null joins every ranked item with every query it is gold for; when that join
+exceeds :data:`SHUFFLE_MAX_HITS` rows the null is skipped with a note (the popularity ranker,
+which it mostly measures, is still computed).
+
+Examples
+--------
+>>> import pyarrow as pa
+>>> from evalvalidity.analysis.plan import PoolSpec
+>>> from evalvalidity.analysis.pools import build_benchmark, compute_floor
+>>> from evalvalidity.core.metrics import parse_metric
+>>> qrels = pa.table({"qid": ["a", "b", "c"], "docid": ["hub", "hub", "hub"], "rel": [1, 1, 1]})
+>>> run = pa.table({"qid": ["a", "b", "c"], "docid": ["hub"] * 3, "score": [1.0] * 3})
+>>> metric, pool = parse_metric("rr@10"), PoolSpec(corpus_size=1000)
+>>> bench = build_benchmark(qrels, pool, metric)
+>>> floor, _ = compute_floor(bench, metric, pool, np.random.default_rng(0))
+>>> found = other_nulls(bench, floor, metric, pool, qrels, run=run)
+>>> found.query_independent.shuffle.estimate, found.query_independent.popularity.estimate
+(1.0, 1.0)
+>>> [(h.docid, h.count) for h in found.query_independent.hubs]
+[('hub', 3)]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalvalidity.analysis.check1 import Z95
+from evalvalidity.analysis.harness_invariants import harness_invariants
+from evalvalidity.analysis.plan import PoolSpec
+from evalvalidity.analysis.pools import Benchmark
+from evalvalidity.analysis.results import Interval
+from evalvalidity.analysis.results_nulls import (
+    HoleCheck,
+    HubDocument,
+    OtherNulls,
+    QueryIndependent,
+    SegmentCheck,
+    TieSensitivity,
+)
+from evalvalidity.analysis.selfhits import self_hits
+from evalvalidity.core.floors import Floor
+from evalvalidity.core.holes import hole_bounds, judged_at_k, judged_mask
+from evalvalidity.core.kernels import Judged, TiedHits
+from evalvalidity.core.metrics import Metric
+from evalvalidity.core.nulls import hub_documents, popularity_ranker, query_shuffle_null
+from evalvalidity.core.tiebounds import tie_bounds
+from evalvalidity.errors import ParameterError
+from evalvalidity.io.units_rule import segment_ids, units_from_rule
+
+__all__ = [
+    "HOLES_K",
+    "NULL_SHARE",
+    "RANKING_MAX_ROWS",
+    "SEGMENT_SAMPLE",
+    "SHUFFLE_MAX_HITS",
+    "Coded",
+    "code_tables",
+    "other_nulls",
+    "rule_units",
+    "top_ranking",
+]
+
+#: The query-shuffle null is skipped (with a note) when its join holds more (pair, hit) rows:
+#: some 25 million rows take about two seconds and bounded memory (blocks of 2**20 rows).
+SHUFFLE_MAX_HITS = 25_000_000
+
+#: A query-independent ranker "scores far above the floor" when it takes at least this share
+#: of the headroom, (null − floor)/(ceiling − floor), and its low end clears the floor by
+#: ``Thresholds.leak_z`` standard deviations of the floor's mean.
+NULL_SHARE = 0.1
+
+#: judged@k is reported at the metric's cutoff, or at this depth for a metric without one.
+HOLES_K = 10
+
+#: The nulls that re-rank the run (query shuffle, self-hits, holes, ties) are skipped with a
+#: note above this many run rows: re-ranking takes about 4 s per million rows on two cores.
+RANKING_MAX_ROWS = 1_000_000
+
+#: Segment ids are recognised on the run's first rows (ids of one run share their form).
+SEGMENT_SAMPLE = 200_000
+
+#: Extra positions kept below the metric's depth (a self-hit removed moves the rest up).
+_SLACK = 10
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A benchmark's tables as integer codes (see the module notes).
+
+    ``run_*`` are the ranking's rows (judged queries only, cut at the metric's depth plus a
+    slack); ``tie_*`` their tie group (start and size) when ranked with ties; ``self_row``
+    marks the rows whose document id is the query's own id; ``gold_*`` every judgement.
+    """
+
+    qids: np.ndarray
+    vocab: pa.Array
+    run_query: np.ndarray
+    run_doc: np.ndarray
+    run_position: np.ndarray
+    tie_start: np.ndarray | None
+    tie_size: np.ndarray | None
+    self_row: np.ndarray
+    gold_query: np.ndarray
+    gold_doc: np.ndarray
+    gold_grade: np.ndarray
+
+    @property
+    def n_queries(self) -> int:
+        """Q, the judged queries."""
+        return len(self.qids)
+
+    def docids(self, codes: np.ndarray) -> list[str]:
+        """The document ids of ``codes``."""
+        return [str(x) for x in self.vocab.take(pa.array(codes, pa.int64())).to_pylist()]
+
+
+def _codes(column: Any, values: pa.Array) -> np.ndarray:
+    """The index of each entry of ``column`` in ``values`` (-1 where absent)."""
+    index = pc.index_in(column, value_set=values)
+    return np.asarray(pc.fill_null(index, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def code_tables(
+    bench: Benchmark,
+    qrels: pa.Table,
+    ranking: pa.Table | None,
+    depth: int | None,
+    extra_docids: Sequence[Any] = (),
+) -> Coded:
+    """Integer-code the judgements and a ranking (``rank_run``'s columns) of ``bench``.
+
+    Parameters
+    ----------
+    bench : Benchmark
+        Fixes the query index: ``bench.qids``.
+    qrels : pyarrow.Table
+    ranking : pyarrow.Table or None
+        ``qid, docid, position`` (+ ``tie_start, tie_size``).
+    depth : int or None
+        Keep positions <= depth + a slack (and every row of a tie group starting <= depth);
+        None keeps every position.
+    extra_docids : sequence of arrays
+        More document ids to give codes (e.g. candidate lists).
+    """
+    qids = pa.array(bench.qids.astype(object), pa.string())
+    pieces = [qrels.column("docid")]
+    if ranking is not None:
+        pieces.append(ranking.column("docid"))
+    pieces.extend(extra_docids)
+    vocab = pa.chunked_array([c for p in pieces for c in _chunks(p)], pa.string()).unique()
+    if isinstance(vocab, pa.ChunkedArray):  # pragma: no cover - unique returns an Array
+        vocab = vocab.combine_chunks()
+    gq = _codes(qrels.column("qid"), qids)
+    gd = _codes(qrels.column("docid"), vocab)
+    gg = np.asarray(qrels.column("rel").to_numpy(zero_copy_only=False), dtype=np.int64)
+    keep = gq >= 0
+    gq, gd, gg = gq[keep], gd[keep], gg[keep]
+    # One grade per (query, document): a judgement given twice keeps its largest grade.
+    order = np.lexsort((-gg, gd, gq))
+    gq, gd, gg = gq[order], gd[order], gg[order]
+    first = np.ones(len(gq), bool)
+    first[1:] = (gq[1:] != gq[:-1]) | (gd[1:] != gd[:-1])
+    gold = (gq[first], gd[first], gg[first])
+    empty = np.zeros(0, np.int64)
+    if ranking is None:
+        return Coded(bench.qids, vocab, empty, empty, empty, None, None, np.zeros(0, bool), *gold)
+    rows = ranking
+    if depth is not None:
+        near = pc.less_equal(rows.column("position"), depth + _SLACK)
+        if "tie_start" in rows.column_names:
+            near = pc.or_(near, pc.less_equal(rows.column("tie_start"), depth))
+        rows = rows.filter(near)
+    rq = _codes(rows.column("qid"), qids)
+    judged = rq >= 0
+    rd = _codes(rows.column("docid"), vocab)[judged]
+    rp = np.asarray(rows.column("position").to_numpy(zero_copy_only=False), np.int64)[judged]
+    own = pc.equal(rows.column("qid"), rows.column("docid"))
+    self_row = np.asarray(own.to_numpy(zero_copy_only=False), bool)[judged]
+    tie_start = tie_size = None
+    if "tie_start" in rows.column_names:
+        tie_start = np.asarray(rows.column("tie_start").to_numpy(zero_copy_only=False), np.int64)
+        tie_size = np.asarray(rows.column("tie_size").to_numpy(zero_copy_only=False), np.int64)
+        tie_start, tie_size = tie_start[judged], tie_size[judged]
+    return Coded(bench.qids, vocab, rq[judged], rd, rp, tie_start, tie_size, self_row, *gold)
+
+
+def _chunks(column: Any) -> list[pa.Array]:
+    if isinstance(column, pa.ChunkedArray):
+        return [c.cast(pa.string()) for c in column.chunks]
+    return [pa.array(column, pa.string())]
+
+
+# --------------------------------------------------------------------------- query-independent
+
+
+def _floor_numbers(floor: Floor) -> tuple[float, float, float]:
+    n = len(floor.expected)
+    mean = float(np.mean(floor.expected)) if n else 0.0
+    std = float(math.sqrt(float(np.sum(floor.variance))) / n) if n else 0.0
+    return mean, std, float(np.mean(floor.ceiling)) if n else 0.0
+
+
+def _popularity(
+    coded: Coded, metric: Metric, pool: PoolSpec, bench: Benchmark
+) -> tuple[Interval | None, np.ndarray | None, str | None]:
+    relevant = coded.gold_grade >= 1
+    args: dict[str, Any] = {}
+    if pool.kind == "corpus":
+        args["corpus_size"] = pool.corpus_size
+    elif pool.kind == "units" and pool.analytic_unit == "documents" and bench.declared_documents:
+        args["corpus_size"] = bench.declared_documents
+    elif pool.kind == "candidates" and pool.candidates is not None:
+        cand = pool.candidates
+        cq = _codes(cand.column("qid"), pa.array(coded.qids.astype(object), pa.string()))
+        cd = _codes(cand.column("docid"), coded.vocab)
+        keep = (cq >= 0) & (cd >= 0)
+        pairs = np.unique(np.stack([cq[keep], cd[keep]]), axis=1)
+        args["candidate_query"], args["candidate_doc"] = pairs[0], pairs[1]
+    else:
+        return (
+            None,
+            None,
+            (
+                "The popularity ranker needs the corpus or the candidate lists; a pool of "
+                f"{pool.kind} ({pool.analytic_unit}) gives neither."
+            ),
+        )
+    try:
+        null = popularity_ranker(
+            coded.gold_query[relevant],
+            coded.gold_doc[relevant],
+            coded.gold_grade[relevant],
+            metric=metric,
+            n_queries=coded.n_queries,
+            **args,
+        )
+    except ParameterError as exc:
+        return None, None, f"The popularity ranker was not computed: {exc}"
+    return Interval(null.mean, null.mean_worst, null.mean_best), null.average, None
+
+
+def _shuffle(
+    coded: Coded, metric: Metric, max_hits: int
+) -> tuple[Interval | None, str | None, np.ndarray | None, int | None, str | None]:
+    if coded.n_queries < 2:
+        return None, None, None, None, "The query-shuffle null needs at least two queries."
+    relevant = coded.gold_grade >= metric.rel if metric.binary else coded.gold_grade >= 1
+    gold_per_doc = np.bincount(coded.gold_doc[relevant], minlength=len(coded.vocab))
+    depth = metric.k
+    cut = coded.run_position <= depth if depth is not None else np.ones(len(coded.run_doc), bool)
+    hits = int(gold_per_doc[coded.run_doc[cut]].sum())
+    if hits > max_hits:
+        return (
+            None,
+            None,
+            None,
+            None,
+            (
+                f"The query-shuffle null was skipped: its join would hold {hits:,} (pair, hit) "
+                f"rows, above the cap of {max_hits:,}."
+            ),
+        )
+    null = query_shuffle_null(
+        coded.run_query[cut],
+        coded.run_doc[cut],
+        coded.run_position[cut],
+        coded.gold_query,
+        coded.gold_doc,
+        coded.gold_grade,
+        metric=metric,
+        n_queries=coded.n_queries,
+    )
+    variance, source = null.variance_of_mean, "derangement"
+    if variance <= 0:
+        variance, source = null.variance_of_mean_independent, "independent"
+    half = Z95 * math.sqrt(variance)
+    interval = Interval(null.mean, null.mean - half, null.mean + half)
+    return interval, source, null.expected, null.n_pairs_hit, None
+
+
+def query_independent(
+    coded: Coded,
+    metric: Metric,
+    floor: Floor,
+    pool: PoolSpec,
+    bench: Benchmark,
+    *,
+    with_run: bool,
+    max_hits: int = SHUFFLE_MAX_HITS,
+    top: int = 5,
+) -> QueryIndependent:
+    """The query-shuffle null (with a run), the popularity ranker and the hub documents."""
+    mean, std, ceiling = _floor_numbers(floor)
+    shuffle: tuple[Any, ...] = (None, None, None, None, None)
+    if with_run:
+        shuffle = _shuffle(coded, metric, max_hits)
+    popularity, per_query, skipped = _popularity(coded, metric, pool, bench)
+    relevant = coded.gold_grade >= 1
+    hubs: tuple[HubDocument, ...] = ()
+    if relevant.any():
+        found = hub_documents(
+            coded.gold_query[relevant], coded.gold_doc[relevant], coded.n_queries, top
+        )
+        names = coded.docids(found.doc)
+        hubs = tuple(
+            HubDocument(name, int(c), float(s))
+            for name, c, s in zip(names, found.count, found.share, strict=True)
+            if c > 1
+        )
+    return QueryIndependent(
+        floor=mean,
+        floor_std=std,
+        ceiling=ceiling,
+        shuffle=shuffle[0],
+        shuffle_variance=shuffle[1],
+        shuffle_per_query=shuffle[2],
+        shuffle_pairs_hit=shuffle[3],
+        shuffle_skipped=shuffle[4],
+        popularity=popularity,
+        popularity_per_query=per_query,
+        popularity_skipped=skipped,
+        hubs=hubs,
+    )
+
+
+# --------------------------------------------------------------------------- holes and ties
+
+
+def judgement_holes(coded: Coded, metric: Metric) -> HoleCheck:
+    """judged@k per query and overall, and the score's range with the holes filled."""
+    k = metric.k if metric.k is not None else HOLES_K
+    depth = metric.k
+    cut = coded.run_position <= depth if depth is not None else np.ones(len(coded.run_doc), bool)
+    rq, rd, rp = coded.run_query[cut], coded.run_doc[cut], coded.run_position[cut]
+    mask = judged_mask(rq, rd, coded.gold_query, coded.gold_doc)
+    at_k = judged_at_k(rq, rp, mask, k, coded.n_queries)
+    bounds = hole_bounds(
+        rq,
+        rd,
+        rp,
+        coded.gold_query,
+        coded.gold_doc,
+        coded.gold_grade,
+        metric=metric,
+        n_queries=coded.n_queries,
+    )
+    score = float(np.mean(bounds.scored))
+    return HoleCheck(
+        k=k,
+        applicable=bool(np.any(coded.gold_grade <= 0)),
+        overall_judged=at_k.overall,
+        per_query_judged=at_k.share,
+        holes=int(bounds.holes.sum()),
+        score=score,
+        interval=Interval(score, bounds.mean_low, bounds.mean_high),
+        per_query_low=bounds.low,
+        per_query_high=bounds.high,
+        depends=int(bounds.depends_on_holes.sum()),
+    )
+
+
+def tie_sensitivity(
+    coded: Coded, metric: Metric, threshold: float | None, score: float | None
+) -> TieSensitivity | None:
+    """The model's [worst, best] over the orders of each tied group, and the tie average."""
+    if coded.tie_start is None or coded.tie_size is None:
+        return None
+    start, size = coded.tie_start, coded.tie_size
+    tied_rows = size > 1
+    if metric.k is not None:
+        tied_rows &= start <= metric.k
+    tied_queries = len(np.unique(coded.run_query[tied_rows]))
+    gq, gd, gg = coded.gold_query, coded.gold_doc, coded.gold_grade
+    relevant = gg >= 1
+    width = int(max(coded.run_doc.max(initial=-1), gd.max(initial=-1))) + 1
+    keys = gq[relevant] * width + gd[relevant]
+    order = np.argsort(keys)
+    wanted = coded.run_query * width + coded.run_doc
+    grade = np.zeros(len(wanted), np.int64)
+    if len(keys):
+        at = np.clip(np.searchsorted(keys[order], wanted), 0, len(keys) - 1)
+        found = keys[order][at] == wanted
+        grade = np.where(found, gg[relevant][order][at], 0)
+    hit = grade >= 1
+    group_key = coded.run_query[hit] * (int(start.max(initial=0)) + 1) + start[hit]
+    groups, item_group = np.unique(group_key, return_inverse=True)
+    first = np.zeros(len(groups), np.int64)
+    first[item_group.ravel()] = np.arange(int(hit.sum()))
+    tied = TiedHits(
+        coded.run_query[hit][first],
+        start[hit][first],
+        size[hit][first],
+        item_group.ravel(),
+        grade[hit],
+    )
+    judged = Judged.from_items(gq[relevant], gg[relevant], coded.n_queries)
+    bounds = tie_bounds(metric, tied, judged)
+    moved: tuple[str, ...] = ()
+    if threshold is not None:
+        moved = tuple(str(q) for q in coded.qids[bounds.moved(threshold)])
+    return TieSensitivity(
+        tied_queries=tied_queries,
+        interval=Interval(bounds.mean_average, bounds.mean_worst, bounds.mean_best),
+        score=score,
+        threshold=threshold,
+        moved=moved,
+        per_query_worst=bounds.worst,
+        per_query_best=bounds.best,
+    )
+
+
+# --------------------------------------------------------------------------- all of them
+
+
+def top_ranking(run: pa.Table, units: pa.Table | None, depth: int | None) -> pa.Table:
+    """The deduplicated ranking in trec_eval's order with its tie groups, cut at ``depth``.
+
+    As :func:`~evalvalidity.io.scoring.rank_run` with ties ``average`` (the run is already
+    validated by the scorer), but only the rows at positions <= depth + a slack, or in a tie
+    group starting <= depth, leave DuckDB: on a 7M-line run that is a few hundred thousand.
+    """
+    from evalvalidity.io.scoring import _connect, _ranking_sql
+
+    con = _connect(run, None, units)
+    try:
+        sql = _ranking_sql("average", units is not None, False, positions=True, groups=True)
+        where = (
+            ""
+            if depth is None
+            else f" WHERE position <= {int(depth) + _SLACK} OR tie_start <= {int(depth)}"
+        )
+        return con.sql(
+            f"SELECT qid, docid, position, tie_start, tie_size FROM ({sql}){where}"
+        ).to_arrow_table()
+    finally:
+        con.close()
+
+
+def rule_units(inputs: Any, rule: str) -> pa.Table:
+    """The units a rule gives for every id of the inputs' runs (model, noise, compared)."""
+    runs = [inputs.run, inputs.noise_run, *inputs.compare.values()]
+    ids = [c for r in runs if r is not None for c in _chunks(r.column("docid"))]
+    return units_from_rule(pa.table({"docid": pa.chunked_array(ids, pa.string())}), rule)
+
+
+def other_nulls(
+    bench: Benchmark,
+    floor: Floor,
+    metric: Metric,
+    pool: PoolSpec,
+    qrels: pa.Table,
+    *,
+    run: pa.Table | None = None,
+    units: pa.Table | None = None,
+    ties: str = "trec_eval",
+    units_rule: str | None = None,
+    harness_output: pa.Table | None = None,
+    harness_measure: str | None = None,
+    min_detectable: float | None = None,
+    model_score: float | None = None,
+    query_texts: pa.Table | None = None,
+    corpus_texts: pa.Table | None = None,
+    max_hits: int = SHUFFLE_MAX_HITS,
+    max_rows: int = RANKING_MAX_ROWS,
+) -> OtherNulls:
+    """Run every other null on one benchmark (see the module notes).
+
+    Parameters
+    ----------
+    bench, floor, metric, pool, qrels
+        The check's benchmark, uniform floor, metric, pool and judgements.
+    run : pyarrow.Table, optional
+        The model's run; without it only the popularity ranker and the hubs are computed.
+    units : pyarrow.Table, optional
+        Chunk → document, as the scorer used it (from the pool or from ``units_rule``).
+    ties : str
+        The scorer's tie policy (the ranking here is always in trec_eval's order).
+    units_rule : str, optional
+        The units rule applied (shown in the segment check; ``units`` without a rule means
+        the pool's units file).
+    harness_output : pyarrow.Table, optional
+        The harness's per-query output (the invariants), read for ``harness_measure``.
+    min_detectable : float, optional
+        The smallest detectable difference: the threshold of the tie and hole checks.
+    model_score : float, optional
+        The model's mean as the check scored it.
+    query_texts, corpus_texts : pyarrow.Table, optional
+        ``id, text`` tables: (near-)identical texts count as self-hits.
+    max_hits : int
+        The query-shuffle null's cap (:data:`SHUFFLE_MAX_HITS`).
+    max_rows : int
+        The cap on the run's rows of the nulls that re-rank it (:data:`RANKING_MAX_ROWS`).
+    """
+    notes: list[str] = []
+    ranking = None
+    whole = run
+    if run is not None and len(run) > max_rows:
+        notes.append(
+            f"The query-shuffle null, self-hits, judgement holes and tie bounds were skipped:"
+            f" the run has {len(run):,} rows, above the cap of {max_rows:,}."
+        )
+        run = None
+    if run is not None:
+        ranking = top_ranking(run, units, metric.k)
+    extra = []
+    if pool.kind == "candidates" and pool.candidates is not None:
+        extra.append(pool.candidates.column("docid"))
+    coded = code_tables(bench, qrels, ranking, metric.k, extra)
+    independent = query_independent(
+        coded, metric, floor, pool, bench, with_run=run is not None, max_hits=max_hits
+    )
+    for skipped in (independent.shuffle_skipped, independent.popularity_skipped):
+        if skipped and run is not None:
+            notes.append(skipped)
+    segments = None
+    if whole is not None:
+        found = segment_ids(whole.slice(0, SEGMENT_SAMPLE), qrels)
+        segments = SegmentCheck(
+            found.separator,
+            found.run_share,
+            found.qrels_share,
+            found.matched_share,
+            found.example,
+            found.segmented,
+            found.suggested,
+            units_rule if units_rule is not None else ("units" if units is not None else None),
+        )
+    holes = None
+    tie = None
+    selfhit = None
+    if run is not None:
+        holes = judgement_holes(coded, metric)
+        tie = tie_sensitivity(coded, metric, min_detectable, model_score)
+        selfhit = self_hits(coded, metric, floor, pool, qrels, query_texts, corpus_texts)
+    invariants = None
+    if harness_output is not None:
+        invariants = harness_invariants(harness_output, metric, bench.qids, measure=harness_measure)
+    return OtherNulls(
+        query_independent=independent,
+        self_hits=selfhit,
+        segments=segments,
+        holes=holes,
+        harness=invariants,
+        ties=tie,
+        notes=tuple(notes),
+        min_detectable=min_detectable,
+    )
