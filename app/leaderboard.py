@@ -27,16 +27,21 @@ __all__ = ["show"]
 
 @st.cache_data(show_spinner="Scoring the runs per query…", max_entries=32)
 def _scores(
-    workspace_path: str, plan_json: str, hashes: tuple[str, ...], qids: tuple[str, ...]
+    workspace_path: str,
+    plan_json: str,
+    hashes: tuple[str, ...],
+    qids: tuple[str, ...],
+    owner: str | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-query scores of the compared runs; ``hashes`` key the cache on content."""
     ws = Workspace(workspace_path)
     plan = CheckPlan.from_json(plan_json)
-    units = ws.table(plan.pool.ref.name) if plan.pool.kind == "units" and plan.pool.ref else None
-    runs = {name: ws.table(ref.name) for name, ref in plan.compare}
+    pool = plan.pool.ref
+    units = ws.table(pool.name, owner=owner) if plan.pool.kind == "units" and pool else None
+    runs = {name: ws.table(ref.name, owner=owner) for name, ref in plan.compare}
     return per_query_scores(
         runs,
-        ws.table(plan.qrels.name),
+        ws.table(plan.qrels.name, owner=owner),
         np.array(qids),
         metric=plan.metric,
         units=units,
@@ -64,7 +69,9 @@ def _groups_choice(result: CheckResult) -> Any:
         return query_clusters(result.queries.qid, groups=groups)
     ws = state.workspace()
     assert result.plan is not None
-    return query_clusters(result.queries.qid, qrels=ws.table(result.plan.qrels.name))
+    return query_clusters(
+        result.queries.qid, qrels=ws.table(result.plan.qrels.name, owner=state.owner())
+    )
 
 
 def show(cfg: Preset, result: CheckResult) -> None:
@@ -76,12 +83,13 @@ def show(cfg: Preset, result: CheckResult) -> None:
     try:
         clusters = _groups_choice(result)
         ws = state.workspace()
-        hashes = tuple(ws.info(ref.name).sha256 for ref in plan.refs.values())
+        hashes = tuple(ws.info(ref.name, owner=state.owner()).sha256 for ref in plan.refs.values())
         others = _scores(
             str(ws.path),
             plan.to_json(indent=None),
             hashes,
             tuple(str(q) for q in result.queries.qid.tolist()),
+            state.owner(),
         )
         values = {plan.run_name: np.asarray(result.queries.model), **others}
         board, notes = run_leaderboard(result, values, clusters=clusters, seed=plan.seed)

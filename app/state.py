@@ -247,16 +247,13 @@ def add_upload(
 
 
 def _visible(name: str) -> DatasetInfo:
-    info = workspace().info(name)
-    if info.owner is not None and info.owner != owner():
-        raise ParameterError(f"No dataset named {name!r} in the workspace.")
-    return info
+    return workspace().info(name, owner=owner())
 
 
 def rename(old: str, new: str) -> DatasetInfo:
     """Rename a dataset this session sees; the current configuration follows it."""
     _visible(old)
-    info = workspace().rename(old, new)
+    info = workspace().rename(old, new, owner=owner())
     current = st.session_state.get("config")
     if current is not None:
         fields = {
@@ -273,7 +270,7 @@ def rename(old: str, new: str) -> DatasetInfo:
 def delete(name: str) -> None:
     """Delete a dataset this session sees."""
     _visible(name)
-    workspace().delete(name)
+    workspace().delete(name, owner=owner())
 
 
 def share(name: str) -> DatasetInfo:
@@ -281,7 +278,7 @@ def share(name: str) -> DatasetInfo:
     info = _visible(name)
     if info.owner is None:
         return info
-    return workspace().set_owner(name, None)
+    return workspace().set_owner(name, None, owner=owner())
 
 
 # ----------------------------------------------------------------------------- check
@@ -294,9 +291,11 @@ def _fingerprint(name: str | None) -> tuple[str, str, str] | None:
     return (info.name, info.id, info.sha256)
 
 
-def _table(ws: Workspace, fingerprint: tuple[str, str, str], kind: str) -> pa.Table:
+def _table(
+    ws: Workspace, fingerprint: tuple[str, str, str], kind: str, owner: str | None
+) -> pa.Table:
     name, dataset_id, _ = fingerprint
-    dataset = ws.get(name)
+    dataset = ws.get(name, owner=owner)
     if dataset.info.id != dataset_id:
         raise ParameterError(f"The dataset {name!r} changed while the check ran; run it again.")
     if dataset.info.kind != kind:
@@ -310,7 +309,10 @@ def _table(ws: Workspace, fingerprint: tuple[str, str, str], kind: str) -> pa.Ta
     show_spinner="Running the checks: floors, Check 1, Check 2, inferred N…", max_entries=64
 )
 def _check(
-    workspace_path: str, plan_json: str, fingerprints: tuple[tuple[str, str, str, str], ...]
+    workspace_path: str,
+    plan_json: str,
+    fingerprints: tuple[tuple[str, str, str, str], ...],
+    owner: str | None = None,
 ) -> CheckResult:
     """The check of a plan; ``fingerprints`` (role, name, id, sha256) key the cache on content."""
     ws = Workspace(workspace_path)
@@ -321,11 +323,11 @@ def _check(
     pool_table = None
     for role, name, dataset_id, sha in fingerprints:
         if role == "pool":
-            pool_table = _table(ws, (name, dataset_id, sha), plan.pool.kind)
+            pool_table = _table(ws, (name, dataset_id, sha), plan.pool.kind, owner)
         elif role.startswith("compare:"):
-            compare[role.split(":", 1)[1]] = _table(ws, (name, dataset_id, sha), "run")
+            compare[role.split(":", 1)[1]] = _table(ws, (name, dataset_id, sha), "run", owner)
         else:
-            tables[role] = _table(ws, (name, dataset_id, sha), kinds[role])
+            tables[role] = _table(ws, (name, dataset_id, sha), kinds[role], owner)
     declared = plan.pool
     if declared.kind == "corpus":
         spec = PoolSpec(corpus_size=declared.corpus_size)
@@ -352,7 +354,9 @@ def run_check(cfg: demo.Preset) -> CheckResult:
         found = _fingerprint(ref.name)
         assert found is not None
         fingerprints.append((role, *found))
-    return _check(str(workspace().path), cfg.plan.to_json(indent=None), tuple(fingerprints))
+    return _check(
+        str(workspace().path), cfg.plan.to_json(indent=None), tuple(fingerprints), owner()
+    )
 
 
 def current_result() -> tuple[demo.Preset | None, CheckResult | None, str | None]:
@@ -378,20 +382,21 @@ def _ranking(
     qid: str,
     ties: str,
     depth: int,
+    owner: str | None = None,
 ) -> pd.DataFrame:
     from evalvalidity.io.scoring import rank_run
 
     ws = Workspace(workspace_path)
-    table = _table(ws, run, "run")
+    table = _table(ws, run, "run", owner)
     one = table.filter(pc.equal(table.column("qid"), qid))
     if one.num_rows == 0:
         return pd.DataFrame(columns=["position", "docid", "score", "grade"])
-    units_table = _table(ws, units, "units") if units is not None else None
+    units_table = _table(ws, units, "units", owner) if units is not None else None
     if units_table is not None:
         chunks = pc.is_in(units_table.column("chunk_id"), value_set=one.column("docid"))
         units_table = units_table.filter(chunks)
     ranked = rank_run(one, units=units_table, ties=ties).to_pandas()
-    judged = _table(ws, qrels, "qrels")
+    judged = _table(ws, qrels, "qrels", owner)
     judged = judged.filter(pc.equal(judged.column("qid"), qid)).to_pandas()
     grades = dict(zip(judged["docid"].astype(str), judged["rel"].astype(int), strict=False))
     ranked["grade"] = [grades.get(str(d)) for d in ranked["docid"]]
@@ -406,7 +411,7 @@ def ranking(cfg: demo.Preset, qid: str, depth: int = 50) -> pd.DataFrame:
     if run is None or qrels is None:
         raise ParameterError("The configuration has no run to rank.")
     units = _fingerprint(str(cfg.pool)) if cfg.pool_kind == "units" else None
-    return _ranking(str(workspace().path), run, qrels, units, str(qid), cfg.ties, depth)
+    return _ranking(str(workspace().path), run, qrels, units, str(qid), cfg.ties, depth, owner())
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -416,16 +421,17 @@ def _pool_items(
     pool_kind: str,
     qrels: tuple[str, str, str],
     qid: str,
+    owner: str | None = None,
 ) -> pd.DataFrame:
     ws = Workspace(workspace_path)
-    judged = _table(ws, qrels, "qrels")
+    judged = _table(ws, qrels, "qrels", owner)
     judged = judged.filter(pc.equal(judged.column("qid"), qid)).to_pandas()
     grades = dict(zip(judged["docid"].astype(str), judged["rel"].astype(int), strict=False))
     if pool_kind == "candidates":
-        table = _table(ws, pool, "candidates")
+        table = _table(ws, pool, "candidates", owner)
         items = table.filter(pc.equal(table.column("qid"), qid)).column("docid").to_pylist()
         return pd.DataFrame({"item": items, "grade": [grades.get(str(i)) for i in items]})
-    table = _table(ws, pool, "units")
+    table = _table(ws, pool, "units", owner)
     gold = [d for d, g in grades.items() if g > 0]
     mask = pc.is_in(table.column("doc_id"), value_set=pa.array(gold, pa.string()))
     chunks = table.filter(mask).to_pandas()
@@ -447,4 +453,4 @@ def pool_items(cfg: demo.Preset, qid: str) -> pd.DataFrame | None:
     qrels = _fingerprint(cfg.qrels)
     if pool is None or qrels is None:
         raise ParameterError("The configuration has no pool dataset or no judgements.")
-    return _pool_items(str(workspace().path), pool, cfg.pool_kind, qrels, str(qid))
+    return _pool_items(str(workspace().path), pool, cfg.pool_kind, qrels, str(qid), owner())

@@ -45,7 +45,7 @@ def assert_consistent(root: Path) -> Workspace:
     ws = Workspace(root)
     listed = ws.list(all_owners=True)
     for info in listed:
-        assert ws.table(info.name).num_rows == info.n_rows
+        assert ws.table(info.name, owner=info.owner).num_rows == info.n_rows
     assert sorted(p.name for p in (root / "data").iterdir()) == sorted(
         f"{info.id}.parquet" for info in listed
     )
@@ -63,8 +63,8 @@ ws = Workspace(root)
 Path(ready).touch()
 for i in itertools.count():
     info = ws.add(path, name=f"run-{attempt}-{i}", owner="churn")
-    ws.rename(info.name, f"renamed-{attempt}-{i}")
-    ws.set_owner(f"renamed-{attempt}-{i}", None)
+    ws.rename(info.name, f"renamed-{attempt}-{i}", owner="churn")
+    ws.set_owner(f"renamed-{attempt}-{i}", None, owner="churn")
     if i == 0:
         ws.add(path, name=f"set-{attempt}-0")
     if i % 2:
@@ -270,6 +270,55 @@ def test_disk_full_during_rename_delete_and_report_keeps_the_old_versions(small_
     assert [d.name for d in assert_consistent(root).list()] == ["kept"]
     ws.rename("kept", "renamed")
     assert [d.name for d in Workspace(root).list()] == ["renamed"]
+
+
+def test_delete_frees_space_on_a_nearly_full_disk(small_disk, capsys):
+    from evalvalidity.cli import main
+
+    root = small_disk / "ws"
+    ws = Workspace(root)
+    for i in range(64):
+        ws.add(b"q1 0 d1 1\n", name=f"qrels-{i}", display_name=f"qrels-{i}.txt")
+    big = ws.add(run_text(100, 100), name="big")
+    manifest_size = (root / "manifest.json").stat().st_size
+    reserve = small_disk / "reserve"
+    reserve.write_bytes(b"\0" * 8192)
+    fill(small_disk)
+    reserve.unlink()  # 8 KiB free: room for a line, not for a new manifest
+    assert manifest_size > 3 * 8192
+    with pytest.raises(StorageError, match="the disk is full"):
+        ws.rename("big", "renamed")  # a rename needs a whole new manifest
+    assert main(["datasets", "delete", "big", "--workspace", str(root)]) == 0
+    assert capsys.readouterr().out == "deleted 'big'\n"
+    reopened = assert_consistent(root)
+    assert reopened.find("big") is None
+    assert len(reopened.list()) == 64
+    assert not (root / "data" / f"{big.id}.parquet").exists()
+    assert not (root / "manifest.deleted").exists()  # the freed space held the new manifest
+    assert (root / "manifest.json").stat().st_size < manifest_size
+
+
+def test_a_delete_killed_anywhere_is_all_or_nothing(tmp_path):
+    ws = Workspace(tmp_path)
+    ws.add(b"q1 0 d1 1\n", name="kept")
+    gone = ws.add(b"q1 0 d2 1\n", name="gone")
+    # killed after the line was written, before the file was removed: the delete stands
+    with (tmp_path / "manifest.deleted").open("a") as handle:
+        handle.write(f"\n{gone.id}\n")
+    assert [d.name for d in ws.list()] == ["kept"]
+    assert [d.name for d in assert_consistent(tmp_path).list()] == ["kept"]  # file collected
+    # a torn line (killed inside the write) deletes nothing, and the next one still counts
+    with (tmp_path / "manifest.deleted").open("a") as handle:
+        handle.write(gone.id[:7])
+    assert [d.name for d in Workspace(tmp_path).list()] == ["kept"]
+    ws.add(b"q1 0 d3 1\n", name="new")  # any change writes the manifest without "gone"
+    assert not (tmp_path / "manifest.deleted").exists()
+    assert [
+        d["name"] for d in json.loads((tmp_path / "manifest.json").read_text())["datasets"]
+    ] == [
+        "kept",
+        "new",
+    ]
 
 
 # -- concurrent sessions, damaged files ----------------------------------------------------------

@@ -133,6 +133,10 @@ TOKENS = [
     b"%s%n",
     b"PAR1",
     b"\x1f\x8b",
+    b"#",  # trec_eval's comment lines
+    b"\n# a comment\n",
+    b" extra field",  # fields after a run's tag
+    b"1.5",  # a rank that is no integer
 ]
 CONTROL = [bytes([c]) for c in (*range(32), 127)]
 
@@ -166,6 +170,12 @@ mutation = st.one_of(
         position,
         st.sampled_from([b"[", b'{"a":', b"{"]),
         st.sampled_from([5, 70, 1500, 100_000]),
+    ),
+    st.tuples(
+        st.just("huge"),  # blank lines, beyond what detection samples
+        position,
+        st.sampled_from([b"\n", b"\r\n", b" \n", b"\r"]),
+        st.sampled_from([1000, 300_000]),
     ),
     st.tuples(st.just("repeat"), position, st.floats(0, 0.5), st.integers(2, 50)),
     st.tuples(st.just("delete"), position, st.floats(0, 0.5)),
@@ -748,3 +758,53 @@ def test_a_long_run_of_digits_is_read_in_linear_time():
     assert str(info.value).startswith(
         "fuzz.input: the lines hold 1 whitespace-separated field and no header;"
     )
+
+
+# -- the workspace: an owner's view never depends on another owner's private names -----------
+workspace_op = st.tuples(
+    st.sampled_from(["add", "add-named", "rename", "delete", "share", "find"]),
+    st.sampled_from(["x", "x-2", "y", "run"]),
+    st.sampled_from(["x", "x-2", "y"]),
+)
+
+
+def _view(ws: Workspace, owner: str | None, ops: list[tuple[str, str, str]]) -> list[str]:
+    """What ``owner`` is told, op by op, and what it then lists (names and sources)."""
+    told = []
+    for op, name, other in ops:
+        try:
+            if op == "add":
+                result = ws.add(b"q1 0 d1 1\n", display_name=f"{name}.trec", owner=owner).name
+            elif op == "add-named":
+                result = ws.add(b"q1 0 d1 1\n", name=name, owner=owner).name
+            elif op == "rename":
+                result = ws.rename(name, other, owner=owner).name
+            elif op == "delete":
+                ws.delete(name, owner=owner)
+                result = "deleted"
+            elif op == "share":
+                result = str(ws.set_owner(name, None, owner=owner).owner)
+            else:
+                found = ws.find(name, owner=owner)
+                result = "none" if found is None else f"{found.name} {found.owner}"
+        except EvalValidityError as exc:
+            result = str(exc).replace(str(ws.path), "W")
+        told.append(result)
+    told.append(repr([(d.name, d.owner, d.source_name) for d in ws.list(owner)]))
+    return told
+
+
+@settings(max_examples=12, derandomize=True, **COMMON)
+@given(
+    mine=st.lists(workspace_op, min_size=1, max_size=6),
+    theirs=st.lists(workspace_op, max_size=6),
+    owner=st.sampled_from(["alice", None]),
+)
+def test_another_owners_private_names_change_nothing_one_sees(
+    tmp_path_factory, mine, theirs, owner
+):
+    alone = Workspace(tmp_path_factory.mktemp("alone"))
+    shared = Workspace(tmp_path_factory.mktemp("shared"))
+    # bob's private work (his shares excepted: shared names are public) comes first
+    _view(shared, "bob", [op for op in theirs if op[0] != "share"])
+    assert _view(alone, owner, mine) == _view(shared, owner, mine)

@@ -30,12 +30,6 @@ REJECTED = [
         2,
     ),
     (
-        "non_integer_rank.trec",
-        None,
-        "non_integer_rank.trec:2: expected an integer rank, found '1.5'",
-        2,
-    ),
-    (
         "duplicate_pair.trec",
         None,
         "duplicate_pair.trec:5: duplicate (qid '1', docid 'd2'): already ranked on line 2",
@@ -404,15 +398,17 @@ def test_parquet_ids_with_a_fraction_part_are_refused(arrow_type):
 # -- messages --------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("column", "template"),
-    [("score", "q1 Q0 d1 1 {} t\n"), ("rank", "q1 Q0 d1 {} 1.5 t\n")],
+    [("score", "q1 Q0 d1 1 {} t\n"), ("rel", "q1 0 d1 {}\n")],
 )
 @pytest.mark.parametrize("length", [81, 5_000, 100_000])
 def test_a_long_field_is_quoted_as_an_excerpt(column, template, length):
+    # (the rank column is never checked: trec_eval does not read it)
     value = ("9" * (length - 1)) + "x"
+    kind = "run" if column == "score" else "qrels"
     with pytest.raises(RejectedRowsError) as info:
-        read(template.format(value).encode(), kind="run", display_name="r.trec")
+        read(template.format(value).encode(), kind=kind, display_name="r.trec")
     message = str(info.value)
-    noun = "a numeric score" if column == "score" else "an integer rank"
+    noun = "a numeric score" if column == "score" else "an integer relevance grade"
     assert message == f"r.trec:1: expected {noun}, found {'9' * 80!r}... ({length:,} characters)"
 
 
@@ -494,3 +490,59 @@ def test_zero_bytes_are_not_taken_for_utf16_or_utf32():
 
     assert wide_encoding(b"\0" * 10_000) is None
     assert wide_encoding(b"q1 0 d1 1\n" + b"\0" * 100) is None
+
+
+def test_a_non_integer_rank_is_read_as_trec_eval_reads_it_and_refused_only_by_given_ties(
+    tmp_path, capsys
+):
+    from evalvalidity.cli import main
+
+    # trec_eval never reads the rank column: the default tie policy does not either
+    result = read(BAD / "non_integer_rank.trec", display_name="non_integer_rank.trec")
+    assert result.n_rejected == 0
+    assert result.table.column("rank").to_pylist() == [1, None, 3, 4]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 d2 1\n")
+    argv = ["score", "--run", str(BAD / "non_integer_rank.trec"), "--qrels", str(qrels)]
+    assert main([*argv, "-m", "rr"]) == 0
+    assert capsys.readouterr().out.split()[-3:] == ["non_integer_rank.trec", "rr", "0.5000"]
+    # ties='given' orders by the rank column: there a rank that is no integer is an error
+    assert main([*argv, "-m", "rr", "--ties", "given"]) == 2
+    err = capsys.readouterr().err
+    assert "non_integer_rank.trec" in err and "line 2" in err, err
+    assert "orders by the rank column" in err, err
+
+
+def test_trec_eval_comment_lines_and_fields_after_the_tag_are_accepted(both_paths):
+    text = (
+        b"# produced by bm25, k1=0.9\n"
+        b"q1 Q0 d1 1 2.5 bm25 ignored field\n"
+        b"   # an indented comment\n"
+        b"q1 Q0 d2 one 1.5 bm25\n"
+        b"q2 Q0 d1 1 0.5 bm25\n"
+    )
+    result = read(text)
+    assert (result.kind, result.n_rejected) == ("run", 0)
+    assert result.table.column("line").to_pylist() == [2, 4, 5]
+    assert result.table.column("rank").to_pylist() == [1, None, 1]
+    qrels = read(b"# judged by two assessors\nq1 0 d1 1\nq1 0 d2 0\n")
+    assert (qrels.kind, qrels.table.column("line").to_pylist()) == ("qrels", [2, 3])
+    # fewer than six fields is still an error, as it is for trec_eval
+    with pytest.raises(RejectedRowsError, match=re.escape(f"<upload>:2: {RUN_FIELDS}")):
+        read(b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5\n")
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
+def test_leading_blank_lines_beyond_the_sample_are_skipped(compressed, both_paths):
+    import gzip
+
+    text = b"\n" * (3 << 20) + b"\r\n \t\n" + b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n"
+    result = read(gzip.compress(text) if compressed else text)
+    assert result.kind == "run"
+    assert result.table.column("line").to_pylist() == [(3 << 20) + 3, (3 << 20) + 4]
+    # a header after the blank lines is found where it is
+    tsv = b"\r" * (1 << 19) + b"qid\tdocid\trel\nq1\td1\t1\n"
+    table = read(tsv).table
+    assert table.column("line").to_pylist() == [(1 << 19) + 2]
+    with pytest.raises(FileFormatError, match="the file holds only blank lines, no data"):
+        read(b" \n" * (1 << 18))

@@ -29,12 +29,15 @@ from evalvalidity.io.ingest import (
 from evalvalidity.io.tables import QRELS_SCHEMA, RUN_SCHEMA
 
 ids = st.text(alphabet='abcXYZ019#-_.:,"é', min_size=1, max_size=8)
+# a text line that starts with "#" is a comment, as for trec_eval: a qid (a line's first
+# field) cannot start with it; "#" inside ids and in other fields is still generated
+qids = ids.filter(lambda text: not text.startswith("#"))
 scores = st.floats(allow_nan=False, allow_infinity=False, width=64)
 run_rows = st.lists(
-    st.tuples(ids, ids, scores), min_size=1, max_size=30, unique_by=lambda r: (r[0], r[1])
+    st.tuples(qids, ids, scores), min_size=1, max_size=30, unique_by=lambda r: (r[0], r[1])
 )
 qrels_rows = st.lists(
-    st.tuples(ids, ids, st.integers(-2, 4)),
+    st.tuples(qids, ids, st.integers(-2, 4)),
     min_size=1,
     max_size=30,
     unique_by=lambda r: (r[0], r[1]),

@@ -539,7 +539,9 @@ def test_datasets_list_and_show_escape_control_characters(tmp_path, capsys, host
     ws = Workspace(tmp_path)
     ws.add(b"q1 0 d1 1\n", name="mine", owner=hostile, display_name=hostile)
     assert main(["datasets", "--workspace", str(tmp_path), "list", "--all"]) == 0
-    assert main(["datasets", "--workspace", str(tmp_path), "show", "mine"]) == 0
+    assert main(["datasets", "--workspace", str(tmp_path), "show", "mine", "--owner", hostile]) == 0
     out = capsys.readouterr().out
     assert not TERMINAL_UNSAFE.search(out)
-    assert out.count("\n") == 1 + len(ws.info("mine").to_json()) - 2  # no rejected, no warnings
+    assert (
+        out.count("\n") == 1 + len(ws.info("mine", owner=hostile).to_json()) - 2
+    )  # no rejected, no warnings

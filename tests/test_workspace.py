@@ -78,7 +78,7 @@ def test_owner_keeps_datasets_private(tmp_path):
     assert [d.name for d in ws.list()] == ["shared"]
     assert [d.name for d in ws.list("session-a")] == ["mine", "shared"]
     assert [d.name for d in ws.list(all_owners=True)] == ["mine", "shared", "theirs"]
-    ws.set_owner("mine", None)
+    ws.set_owner("mine", None, owner="session-a")
     assert [d.name for d in ws.list()] == ["mine", "shared"]
 
 
@@ -198,7 +198,7 @@ def test_threads_add_and_read_at_once(tmp_path):
             ws.add(run_text(10, 20, tag=f"t{i}"), name=f"run{i}", owner=f"s{i}")
             for _ in range(3):
                 assert ws.table("qrels").num_rows == 1612
-                assert ws.table(f"run{i}").num_rows == 200
+                assert ws.table(f"run{i}", owner=f"s{i}").num_rows == 200
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -283,3 +283,91 @@ def test_cli_datasets_options_before_and_after_the_action(tmp_path, capsys, monk
         assert [d["name"] for d in json.loads(capsys.readouterr().out)] == ["qrels"]
     assert main(["datasets", "list"]) == 0
     assert capsys.readouterr().out.startswith("no datasets in ")
+
+
+def test_private_names_never_leak_to_another_owner(tmp_path):
+    ws = Workspace(tmp_path)
+    mine = ws.add(b"q1 0 d1 1\n", display_name="x.trec", owner="alice")
+    assert mine.name == "x"
+    # bob's upload of x.trec is his "x", not "x-2": nothing says that alice has an "x"
+    theirs = ws.add(b"q1 0 d2 1\n", display_name="x.trec", owner="bob")
+    assert theirs.name == "x"
+    assert ws.add(b"q1 0 d3 1\n", name="x", owner="carol").owner == "carol"
+    assert ws.find("x", owner="alice") == mine
+    assert ws.find("x", owner="bob") == theirs
+    assert ws.find("x") is None
+    for call in (
+        lambda: ws.info("x"),
+        lambda: ws.table("x", owner="dave"),
+        lambda: ws.rename("x", "y", owner="dave"),
+        lambda: ws.delete("x"),
+        lambda: ws.set_owner("x", None, owner="dave"),
+    ):
+        with pytest.raises(ParameterError) as info:
+            call()
+        assert str(info.value) == f"No dataset named 'x' in the workspace {tmp_path}."
+    # renames and shares clash only with names the owner sees
+    ws.rename("x", "y", owner="alice")
+    assert ws.add(b"q1 0 d1 1\n", name="y", owner="bob").name == "y"
+    # a shared "x" coexists; each owner's private one still wins for that owner
+    shared = ws.add(b"q1 0 d4 1\n", display_name="x.trec")
+    assert (shared.name, shared.owner) == ("x", None)
+    assert ws.find("x", owner="dave") == shared
+    assert ws.find("x", owner="bob") == theirs
+    assert [(d.name, d.owner) for d in ws.list("bob")] == [("x", "bob"), ("y", "bob")]
+    assert [(d.name, d.owner) for d in ws.list("alice")] == [("x", None), ("y", "alice")]
+    with pytest.raises(ParameterError, match="A dataset named 'x' already exists"):
+        ws.set_owner("x", None, owner="bob")  # the shared "x" is public knowledge
+    with pytest.raises(ParameterError, match="A dataset named 'x' already exists"):
+        ws.add(b"q1 0 d1 1\n", name="x", owner="alice")  # alice sees the shared one
+    assert ws.add(b"q1 0 d1 1\n", display_name="x.trec", owner="alice").name == "x-2"
+    ws.delete("x", owner="bob")
+    assert ws.find("x", owner="bob") == shared
+    assert ws.table("y", owner="bob").column("docid").to_pylist() == ["d1"]
+    assert sorted((d.name, d.owner or "") for d in ws.list(all_owners=True)) == [
+        ("x", ""),
+        ("x", "carol"),
+        ("x-2", "alice"),
+        ("y", "alice"),
+        ("y", "bob"),
+    ]
+
+
+def test_cli_names_resolve_for_an_owner(tmp_path, capsys):
+    from evalvalidity.cli import main
+
+    ws = str(tmp_path)
+    Workspace(tmp_path).add(b"q1 0 d1 1\n", name="mine", owner="alice")
+    assert main(["datasets", "show", "mine", "--workspace", ws]) == 2
+    assert capsys.readouterr().err == (
+        f"evalvalidity datasets: error: No dataset named 'mine' in the workspace {ws}.\n"
+    )
+    assert main(["datasets", "show", "mine", "--owner", "alice", "--workspace", ws, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["owner"] == "alice"
+    assert main(["datasets", "rename", "mine", "ours", "--owner", "alice", "--workspace", ws]) == 0
+    assert main(["datasets", "delete", "ours", "--owner", "alice", "--workspace", ws]) == 0
+    assert capsys.readouterr().out == "renamed 'mine' to 'ours'\ndeleted 'ours'\n"
+    assert Workspace(tmp_path).list(all_owners=True) == []
+
+
+def test_a_version_1_manifest_is_migrated_transparently(tmp_path):
+    ws = Workspace(tmp_path)
+    shared = ws.add(b"q1 0 d1 1\n", name="shared")
+    private = ws.add(b"q1 0 d2 1\n", name="mine", owner="alice")
+    manifest = tmp_path / "manifest.json"
+    assert json.loads(manifest.read_text())["version"] == 2
+    # the layout of version 1: one namespace, keyed by name
+    legacy = {"version": 1, "datasets": {i.name: i.to_json() for i in (private, shared)}}
+    manifest.write_text(json.dumps(legacy))
+    reopened = Workspace(tmp_path)
+    assert reopened.list("alice") == [private, shared]
+    assert reopened.find("mine") is None
+    assert reopened.table("mine", owner="alice").column("docid").to_pylist() == ["d2"]
+    reopened.rename("shared", "common")
+    record = json.loads(manifest.read_text())
+    assert record["version"] == 2
+    assert [(d["owner"], d["name"]) for d in record["datasets"]] == [
+        (None, "common"),
+        ("alice", "mine"),
+    ]
+    assert Workspace(tmp_path).info("mine", owner="alice") == private

@@ -128,7 +128,7 @@ def _load_ref(ref: DatasetRef, kind: str, role: str, workspace: Any) -> pa.Table
 
 
 def load_inputs(plan: CheckPlan, workspace: Any = None) -> CheckInputs:
-    """Load every table ``plan`` names: files by the ingest readers, datasets from ``workspace``.
+    r"""Load every table ``plan`` names: files by the ingest readers, datasets from ``workspace``.
 
     Parameters
     ----------
@@ -141,6 +141,25 @@ def load_inputs(plan: CheckPlan, workspace: Any = None) -> CheckInputs:
     ParameterError
         When a reference names no file or dataset, names an in-memory table, or its content
         no longer has the plan's SHA-256.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from evalvalidity.analysis.plan import DatasetRef, PoolDeclaration
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d7 1\n")
+    ...     _ = (Path(tmp) / "run.trec").write_text(
+    ...         "q1 Q0 d1 1 2.0 bm25\nq1 Q0 d2 2 1.0 bm25\nq2 Q0 d3 1 2.0 bm25\n"
+    ...     )
+    ...     plan = CheckPlan(
+    ...         qrels=DatasetRef.file(str(Path(tmp) / "qrels.txt")),
+    ...         run=DatasetRef.file(str(Path(tmp) / "run.trec")),
+    ...         pool=PoolDeclaration(corpus_size=10),
+    ...     )
+    ...     inputs = load_inputs(plan)
+    >>> inputs.qrels.num_rows, inputs.run.num_rows, inputs.pool.corpus_size
+    (2, 3, 10)
     """
     declared = plan.pool
     if declared.kind == "corpus":
@@ -243,6 +262,15 @@ def check_benchmark(
             progress(0.0, "Loading the inputs")
         inputs = load_inputs(plan, workspace)
     inputs.check_against(plan)
+    if inputs.pool.kind == "units":
+        # A run of the map's documents gets its own diagnosis before the generic overlap check.
+        for name, table in (
+            (plan.run_name, inputs.run),
+            ("the noise run", inputs.noise_run),
+            *inputs.compare.items(),
+        ):
+            if table is not None:
+                run_fits_units(table, inputs.pool.units, name)
     inconsistencies = check_consistency(plan, inputs)
     metric = parse_metric(plan.metric)
     thresholds = plan.thresholds
@@ -258,14 +286,6 @@ def check_benchmark(
     n = len(bench.qids)
     floor, floor_method = compute_floor(bench, metric, pool, rng)
     units = pool.units if pool.kind == "units" else None
-    if units is not None:
-        for name, table in (
-            (run_name, inputs.run),
-            ("the noise run", inputs.noise_run),
-            *inputs.compare.items(),
-        ):
-            if table is not None:
-                run_fits_units(table, units, name)
     if plan.units_rule is not None and inputs.run is not None:
         if units is not None:
             notes.append(
@@ -572,6 +592,25 @@ def check_tables(
         Called with (fraction done, message).
     units_rule : str, optional
         E.g. ``"prefix:#"``: the run's ids are ``document#segment``.
+
+    Examples
+    --------
+    Six queries with one gold item each in pools of 8: a perfect model, and a random ranker's
+    floor :math:`H_8/8 = 0.3397` (docs/math.md, Floors).
+
+    >>> import pyarrow as pa
+    >>> qids = [f"q{i}" for i in range(6)]
+    >>> qrels = pa.table({"qid": qids, "docid": [f"{q}-gold" for q in qids], "rel": [1] * 6})
+    >>> run = pa.table({
+    ...     "qid": [q for q in qids for _ in range(3)],
+    ...     "docid": [f"{q}-{d}" for q in qids for d in ("gold", "a", "b")],
+    ...     "score": [3.0, 2.0, 1.0] * 6,
+    ... })
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=8), seeds=50)
+    >>> result.verdict, round(result.headroom.floor, 4), result.headroom.model
+    ('warning', 0.3397, 1.0)
+    >>> [reason.code for reason in result.reasons]
+    ['low_headroom', 'check1_passed', 'pool_smaller_than_k']
     """
     others = dict(other_runs or {})
     plan = plan_for_tables(

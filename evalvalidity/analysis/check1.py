@@ -40,11 +40,7 @@ from evalvalidity.io.tables import conform
 __all__ = [
     "DEFAULT_DEPTH",
     "Z95",
-    "builtin_check1",
     "depth_floor",
-    "harness_check1",
-    "implied_depth",
-    "metric_depth",
     "null_ratio_interval",
     "per_query_std_error",
     "random_runs",

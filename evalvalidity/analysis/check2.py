@@ -22,7 +22,7 @@ from evalvalidity.core.floors import Floor
 from evalvalidity.core.metrics import Metric
 from evalvalidity.io.tables import conform
 
-__all__ = ["aligned", "fully_tied", "noise_check", "tied_queries"]
+__all__ = ["fully_tied"]
 
 
 def aligned(result: Any, metric: Metric, qids: np.ndarray) -> np.ndarray:

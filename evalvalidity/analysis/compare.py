@@ -301,6 +301,24 @@ def check_scores(
 
     The run's own values are the check's (``result.queries.model``); the others are scored
     with the plan's metric, tie policy and units map.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import check_benchmark, plan_for_tables
+    >>> from evalvalidity.analysis.plan import PoolSpec
+    >>> qids = [f"q{i}" for i in range(6)]
+    >>> qrels = pa.table({"qid": qids, "docid": [f"{q}-gold" for q in qids], "rel": [1] * 6})
+    >>> docids = [f"{q}-{d}" for q in qids for d in ("gold", "a", "b")]
+    >>> run = pa.table({"qid": [q for q in qids for _ in range(3)], "docid": docids,
+    ...                 "score": [3.0, 2.0, 1.0] * 6})
+    >>> other = run.set_column(2, "score", pa.array([1.0, 2.0, 3.0] * 6))
+    >>> pool = PoolSpec(corpus_size=8)
+    >>> plan = plan_for_tables(pool, seeds=20, other_runs={"other": other})
+    >>> inputs = CheckInputs(pool=pool, run=run, qrels=qrels, compare={"other": other})
+    >>> values = check_scores(plan, inputs, check_benchmark(plan, inputs))
+    >>> {name: v.round(3).tolist() for name, v in values.items()}
+    {'run': [1.0, 1.0, 1.0, 1.0, 1.0, 1.0], 'other': [0.333, 0.333, 0.333, 0.333, 0.333, 0.333]}
     """
     if inputs.run is None or result.run_name is None:
         raise ParameterError("The check has no model run to compare.")
@@ -329,11 +347,38 @@ def run_leaderboard(
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> tuple[Leaderboard, list[str]]:
-    """The leaderboard of ``values`` (per-query scores in triage order) and its notes.
+    r"""The leaderboard of ``values`` (per-query scores in triage order) and its notes.
 
     The check's per-query floors and ceilings give each run its chance-adjusted score; the
     first run of ``values`` is the baseline of wins, ties and losses. A warning that the
     randomization test is too coarse to separate any pair becomes a note.
+
+    The chance-adjusted score of a run of mean :math:`\bar M` is
+    :math:`(\bar M - E) / (C - E)`, E the mean floor and C the mean ceiling (docs/math.md,
+    Floors).
+
+    Examples
+    --------
+    The runs of :func:`check_scores`'s example: the model ranks gold first, ``other`` third.
+
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import check_benchmark, plan_for_tables
+    >>> from evalvalidity.analysis.plan import PoolSpec
+    >>> qids = [f"q{i}" for i in range(6)]
+    >>> qrels = pa.table({"qid": qids, "docid": [f"{q}-gold" for q in qids], "rel": [1] * 6})
+    >>> docids = [f"{q}-{d}" for q in qids for d in ("gold", "a", "b")]
+    >>> run = pa.table({"qid": [q for q in qids for _ in range(3)], "docid": docids,
+    ...                 "score": [3.0, 2.0, 1.0] * 6})
+    >>> other = run.set_column(2, "score", pa.array([1.0, 2.0, 3.0] * 6))
+    >>> pool = PoolSpec(corpus_size=8)
+    >>> plan = plan_for_tables(pool, seeds=20, other_runs={"other": other})
+    >>> inputs = CheckInputs(pool=pool, run=run, qrels=qrels, compare={"other": other})
+    >>> result = check_benchmark(plan, inputs)
+    >>> board, notes = run_leaderboard(result, check_scores(plan, inputs, result), n_resamples=200)
+    >>> board.runs, board.ranks, [round(s, 3) for s in board.adjusted_scores], notes
+    (('run', 'other'), (1, 2), [1.0, -0.01], [])
+    >>> board.pairs[0].p_value, board.pairs[0].significant
+    (0.03125, True)
     """
     floors = result.queries.floor
     ceilings = result.queries.ceiling

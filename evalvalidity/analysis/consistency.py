@@ -194,6 +194,19 @@ def check_consistency(plan: CheckPlan, inputs: CheckInputs) -> tuple[Inconsisten
     ------
     InputDataError
         When two inputs that must agree share no query or no id (module notes).
+
+    Examples
+    --------
+    A run and judgements on the same queries and ids: nothing to warn about.
+
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import plan_for_tables
+    >>> from evalvalidity.analysis.plan import PoolSpec
+    >>> pool = PoolSpec(corpus_size=8)
+    >>> qrels = pa.table({"qid": ["q1", "q2"], "docid": ["d1", "d2"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["q1", "q2"], "docid": ["d1", "d3"], "score": [1.0, 1.0]})
+    >>> check_consistency(plan_for_tables(pool), CheckInputs(pool=pool, run=run, qrels=qrels))
+    ()
     """
     found: list[Inconsistency] = []
     qrels = inputs.qrels

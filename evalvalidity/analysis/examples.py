@@ -452,7 +452,14 @@ def _sha256(path: Path) -> str:
 
 
 def data_root() -> Path | None:
-    """The repository's ``data`` folder next to the package (editable installs), or None."""
+    """The repository's ``data`` folder next to the package (editable installs), or None.
+
+    Examples
+    --------
+    >>> root = data_root()
+    >>> root is None or (root / "writeup" / "toy" / "qrels.txt").is_file()
+    True
+    """
     import evalvalidity
 
     candidate = Path(evalvalidity.__file__).resolve().parent.parent / "data"
@@ -470,6 +477,15 @@ def load_presets(workspace: Workspace | str | os.PathLike[str]) -> list[Preset]:
     ------
     ParameterError
         When ``presets.json`` exists but cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     empty = load_presets(root)
+    ...     _ = save_presets(root, [p for p in PRESETS if p.name == "toy"])
+    ...     empty, [p.name for p in load_presets(root)]
+    ([], ['toy'])
     """
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     path = _presets_path(ws)
@@ -493,6 +509,13 @@ def save_presets(workspace: Workspace | str | os.PathLike[str], presets: Sequenc
     -------
     pathlib.Path
         The file written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     save_presets(root, PRESETS[:1]).name
+    'presets.json'
     """
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     path = _presets_path(ws)
@@ -505,7 +528,17 @@ def save_presets(workspace: Workspace | str | os.PathLike[str], presets: Sequenc
 
 
 def is_built(workspace: Workspace | str | os.PathLike[str]) -> bool:
-    """True when the workspace records presets and holds every dataset they name."""
+    """True when the workspace records presets and holds every dataset they name.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     before = is_built(root)
+    ...     _ = build_demo(root, include=("toy",))
+    ...     before, is_built(root)
+    (False, True)
+    """
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     presets = load_presets(ws)
     if not presets:
@@ -547,6 +580,15 @@ def build_demo(
     ParameterError
         When a demo name is taken by a dataset with other content, or ``include`` names an
         unknown example.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     first = [info.name for info in build_demo(root, include=("toy",))]
+    ...     again = build_demo(root, include=("toy",))
+    ...     first, again
+    (['toy.model', 'toy.noise', 'toy.qrels'], [])
     """
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     examples = ("toy", "pool8", "unitsbug", "cranfield")

@@ -89,6 +89,24 @@ def baseline_from_record(record: Any, name: str = "the baseline") -> Baseline:
     ParameterError
         When ``record`` is not a check record of schema version 1, or holds no per-query
         model scores (a check without a run).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import check_tables
+    >>> from evalvalidity.analysis.plan import PoolSpec
+    >>> from evalvalidity.report.records import to_dict
+    >>> qids = [f"q{i}" for i in range(8)]
+    >>> qrels = pa.table({"qid": qids, "docid": [f"{q}-gold" for q in qids], "rel": [1] * 8})
+    >>> def run(gold_first):
+    ...     order = ("gold", "x") if gold_first else ("x", "gold")
+    ...     return pa.table({"qid": [q for q in qids for _ in order],
+    ...                      "docid": [f"{q}-{d}" for q in qids for d in order],
+    ...                      "score": [2.0, 1.0] * len(qids)})
+    >>> old = check_tables(run(True), qrels, pool=PoolSpec(corpus_size=100), seeds=8)
+    >>> baseline = baseline_from_record(to_dict(old), "previous.json")
+    >>> baseline.metric, baseline.mean, len(baseline.scores)
+    ('rr@10', 1.0, 8)
     """
     if not isinstance(record, Mapping) or "queries" not in record or "metric" not in record:
         raise ParameterError(
@@ -271,6 +289,29 @@ def regression_gate(
     ------
     ParameterError
         On different metrics, a check without a run, or fewer than two common queries.
+
+    Examples
+    --------
+    A run that moved every gold item from rank 1 to rank 2 (RR 1 → 0.5), against a recorded
+    check of the first (``old``, ``run`` and ``qrels`` as in :func:`baseline_from_record`):
+
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import check_tables
+    >>> from evalvalidity.analysis.plan import PoolSpec
+    >>> from evalvalidity.report.records import to_dict
+    >>> qids = [f"q{i}" for i in range(8)]
+    >>> qrels = pa.table({"qid": qids, "docid": [f"{q}-gold" for q in qids], "rel": [1] * 8})
+    >>> def run(gold_first):
+    ...     order = ("gold", "x") if gold_first else ("x", "gold")
+    ...     return pa.table({"qid": [q for q in qids for _ in order],
+    ...                      "docid": [f"{q}-{d}" for q in qids for d in order],
+    ...                      "score": [2.0, 1.0] * len(qids)})
+    >>> pool = PoolSpec(corpus_size=100)
+    >>> old = check_tables(run(True), qrels, pool=pool, seeds=8)
+    >>> new = check_tables(run(False), qrels, pool=pool, seeds=8)
+    >>> gate = regression_gate(baseline_from_record(to_dict(old)), new, allowed_drop=0.1)
+    >>> gate.regressed, gate.difference, gate.n_common
+    (True, -0.5, 8)
     """
     func = "regression_gate"
     if result.run_name is None:

@@ -71,6 +71,20 @@ def harness_invariants(
     A row is out of range when its value v is not finite or lies outside [0, 1]; a row is
     duplicated when its (seed, qid, measure) occurred before; a (seed, q) is missing when seed
     scores some judged query but not the judged query q.
+
+    Examples
+    --------
+    A value above 1, a repeated (seed, qid, measure) and a query seed 1 never scored:
+
+    >>> import pyarrow as pa
+    >>> from evalvalidity.core.metrics import parse_metric
+    >>> harness = pa.table({
+    ...     "seed": [0, 0, 0, 1], "qid": ["q0", "q1", "q1", "q0"],
+    ...     "measure": ["rr@10"] * 4, "value": [0.5, 1.5, 0.2, 0.25],
+    ... })
+    >>> found = harness_invariants(harness, parse_metric("rr@10"), ["q0", "q1"])
+    >>> found.out_of_range, found.duplicated, found.missing, found.examples
+    (1, 1, 1, ('query q1 (seed 0): 1.5',))
     """
     table = conform(harness, "harness")
     low, high = METRIC_RANGE

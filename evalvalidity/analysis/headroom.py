@@ -23,7 +23,7 @@ from evalvalidity.core import stats
 from evalvalidity.core.floors import Floor
 from evalvalidity.core.metrics import Metric
 
-__all__ = ["headroom", "power", "triage"]
+__all__ = ["power"]
 
 
 def triage(

@@ -82,10 +82,6 @@ __all__ = [
     "SEGMENT_SAMPLE",
     "SHUFFLE_MAX_HITS",
     "Coded",
-    "code_tables",
-    "other_nulls",
-    "rule_units",
-    "top_ranking",
 ]
 
 #: The query-shuffle null is skipped (with a note) when its join holds more (pair, hit) rows:

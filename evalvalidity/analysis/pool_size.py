@@ -12,15 +12,16 @@ import math
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalvalidity.analysis.plan import PoolSpec
-from evalvalidity.analysis.pools import Benchmark, quietly, strings
+from evalvalidity.analysis.pools import Benchmark, quietly
 from evalvalidity.analysis.results import GoldClass, InferredPoolSizeCheck
 from evalvalidity.core import floors
 from evalvalidity.core.metrics import Metric
 from evalvalidity.errors import ParameterError
 
-__all__ = ["diagnose_pool_size", "infer_pool_size", "run_fits_units"]
+__all__ = ["run_fits_units"]
 
 
 def infer_pool_size(
@@ -172,11 +173,12 @@ def run_fits_units(run: pa.Table, units: pa.Table, run_name: str) -> None:
     ...
     evalvalidity.errors.ParameterError: run.trec ranks the units map's documents, not its chunks: 2 of its 2 ids are document ids of the map and 0 are chunk ids. Check a run of documents against a corpus of the map's 2 documents (--pool-size 2, PoolSpec(corpus_size=2)), not against the units map.
     """
-    ids = np.unique(strings(run.column("docid")))
-    chunk_ids = strings(units.column("chunk_id"))
-    doc_ids = np.unique(strings(units.column("doc_id")))
-    as_chunks = int(np.isin(ids, chunk_ids).sum())
-    as_docs = int(np.isin(ids, doc_ids).sum())
+    # Hash joins in Arrow: numpy's isin compares every pair of object strings.
+    ids = pc.unique(run.column("docid"))
+    doc_ids = pc.unique(units.column("doc_id"))
+    as_chunks = pc.sum(pc.is_in(ids, value_set=units.column("chunk_id").combine_chunks())).as_py()
+    as_docs = pc.sum(pc.is_in(ids, value_set=doc_ids)).as_py()
+    as_chunks, as_docs = int(as_chunks or 0), int(as_docs or 0)
     if as_docs > as_chunks and as_docs >= len(ids) / 2:
         d = len(doc_ids)
         raise ParameterError(

@@ -29,15 +29,11 @@ __all__ = [
     "Benchmark",
     "benchmark_floor",
     "build_benchmark",
-    "compute_floor",
     "csr_offsets",
     "fit_to_pool",
     "per_query",
-    "quietly",
     "simulation_layout",
     "sorted_unique",
-    "split_by_query",
-    "strings",
 ]
 
 

@@ -41,7 +41,7 @@ from evalvalidity.analysis.results import (
 from evalvalidity.analysis.results_nulls import OtherNulls
 from evalvalidity.core.metrics import Metric
 
-__all__ = ["RULES", "Findings", "Rule", "verdict"]
+__all__ = ["RULES", "Findings", "Rule"]
 
 
 @dataclass(frozen=True)

@@ -232,7 +232,16 @@ _WRITERS: dict[str, Callable[[Path, np.random.Generator], None]] = {
 
 
 def write_scenario(name: str, out_dir: str | Path, *, seed: int = 20261130) -> Path:
-    """Write one scenario's files into ``out_dir/name`` and return that folder."""
+    """Write one scenario's files into ``out_dir/name`` and return that folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     folder = write_scenario("toy", tmp)
+    ...     print(folder.name, sorted(p.name for p in folder.iterdir()))
+    toy ['model.trec', 'noise.trec', 'qrels.txt']
+    """
     if name not in _WRITERS:
         from evalvalidity.errors import ParameterError
 
@@ -244,7 +253,15 @@ def write_scenario(name: str, out_dir: str | Path, *, seed: int = 20261130) -> P
 
 
 def write_all(out_dir: str | Path, *, seed: int = 20261130) -> list[Path]:
-    """Write every scenario under ``out_dir``."""
+    """Write every scenario under ``out_dir``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     print([p.name for p in write_all(tmp)])
+    ['toy', 'pool8', 'unitsbug']
+    """
     return [write_scenario(name, out_dir, seed=seed) for name in _WRITERS]
 
 

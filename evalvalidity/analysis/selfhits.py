@@ -42,7 +42,7 @@ from evalvalidity.errors import InputDataError, ParameterError
 if TYPE_CHECKING:
     from evalvalidity.analysis.nulls import Coded
 
-__all__ = ["NEAR_IDENTICAL", "jaccard", "normalise", "read_texts", "self_hits"]
+__all__ = ["NEAR_IDENTICAL", "read_texts"]
 
 #: Two texts are near-identical at this Jaccard similarity of their word sets or above.
 NEAR_IDENTICAL = 0.9
@@ -63,12 +63,22 @@ def jaccard(a: str, b: str) -> float:
 
 
 def read_texts(path: str | Path) -> pa.Table:
-    """Read ``id, text`` pairs: BEIR JSONL (``_id`` or ``id``, ``text``) or a TSV ``id<TAB>text``.
+    r"""Read ``id, text`` pairs: BEIR JSONL (``_id`` or ``id``, ``text``) or a TSV ``id<TAB>text``.
 
     Raises
     ------
     InputDataError
         When a line is not of either form.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "queries.tsv"
+    ...     _ = path.write_text("q1\tfirst query\nq2\tsecond query\n")
+    ...     read_texts(path).to_pydict()
+    {'id': ['q1', 'q2'], 'text': ['first query', 'second query']}
     """
     path = Path(path)
     if not path.is_file():

@@ -143,13 +143,25 @@ def _runs(value: Any, base: Path, where: str) -> list[tuple[str, DatasetRef]]:
 
 
 def parse_suite(text: str, source: str, base: str | os.PathLike[str] | None = None) -> Suite:
-    """Parse a suite file's text; paths are relative to ``base`` (default: ``source``'s folder).
+    r"""Parse a suite file's text; paths are relative to ``base`` (default: ``source``'s folder).
 
     Raises
     ------
     ParameterError
         On invalid TOML, unknown keys, a benchmark without qrels, runs or a pool, or two
         benchmarks of one name; the message names the file and the benchmark.
+
+    Examples
+    --------
+    Runs given as a table are named by its keys:
+
+    >>> suite = parse_suite(
+    ...     'name = "s"\n[[benchmark]]\nname = "toy"\nqrels = "q.txt"\n'
+    ...     'runs = { bm25 = "a.trec" }\npool_size = 50\n',
+    ...     "suite.toml",
+    ... )
+    >>> suite.name, suite.benchmarks[0].plan.run_name
+    ('s', 'bm25')
     """
     try:
         data = tomllib.loads(text)
@@ -231,7 +243,21 @@ def parse_suite(text: str, source: str, base: str | os.PathLike[str] | None = No
 
 
 def load_suite(path: str | os.PathLike[str]) -> Suite:
-    """Read and parse a suite file (see :func:`parse_suite`)."""
+    r"""Read and parse a suite file (see :func:`parse_suite`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "suite.toml"
+    ...     _ = path.write_text(
+    ...         '[[benchmark]]\nname = "toy"\nqrels = "q.txt"\nruns = ["a.trec"]\npool_size = 50\n'
+    ...     )
+    ...     suite = load_suite(path)
+    >>> [(b.name, b.plan.run_name, b.plan.pool.corpus_size) for b in suite.benchmarks]
+    [('toy', 'a.trec', 50)]
+    """
     name = os.fspath(path)
     try:
         text = Path(name).read_text(encoding="utf-8")
@@ -374,10 +400,26 @@ def run_suite(
     progress: Progress | None = None,
     n_resamples: int = 10_000,
 ) -> SuiteResult:
-    """Check every benchmark of ``suite`` and summarize them.
+    r"""Check every benchmark of ``suite`` and summarize them.
 
     A benchmark whose inputs cannot be read or checked is kept with its ``error`` (and
     flagged), so that one bad benchmark does not hide the others.
+
+    Examples
+    --------
+    The write-up's toy benchmark (a model run and a noise run), declared in TOML:
+
+    >>> from evalvalidity.analysis.examples import data_root
+    >>> toy = data_root() / "writeup" / "toy"
+    >>> suite = parse_suite(
+    ...     f'name = "demo"\n[[benchmark]]\nname = "toy"\nqrels = "{toy}/qrels.txt"\n'
+    ...     f'runs = {{ model = "{toy}/model.trec", noise = "{toy}/noise.trec" }}\n'
+    ...     "pool_size = 200\n",
+    ...     "suite.toml",
+    ... )
+    >>> result = run_suite(suite, n_resamples=200)
+    >>> [(o.name, o.result.verdict) for o in result.outcomes], result.flagged
+    ([('toy', 'healthy')], ())
     """
     outcomes: list[BenchmarkOutcome] = []
     total = len(suite.benchmarks)

@@ -1,4 +1,8 @@
-"""``evalvalidity datasets [list|show NAME|rename OLD NEW|delete NAME]``."""
+"""``evalvalidity datasets [list|show NAME|rename OLD NEW|delete NAME]``.
+
+A name means the shared dataset unless ``--owner`` is given: then that owner's private dataset
+of the name, else the shared one (see :mod:`evalvalidity.io.workspace`).
+"""
 
 from __future__ import annotations
 
@@ -54,6 +58,10 @@ def register(subparsers: Any) -> None:
     rename.add_argument("new", metavar="NEW")
     delete = actions.add_parser("delete", parents=[common], help="delete a dataset")
     delete.add_argument("name", metavar="NAME")
+    for action in (show, rename, delete):
+        action.add_argument(
+            "--owner", help="the owner whose private dataset NAME means (default: shared)"
+        )
     parser.set_defaults(func=run, action=None, owner=None, all=False)
 
 
@@ -79,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             for info in datasets:
                 print(_row(info))
     elif action == "show":
-        info = workspace.info(args.name)
+        info = workspace.info(args.name, owner=args.owner)
         if args.json:
             print(json.dumps(info.to_json(), indent=1))
         else:
@@ -90,13 +98,13 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     print(f"{key:<13} {escape_text(value)}")
     elif action == "rename":
-        info = workspace.rename(args.old, args.new)
+        info = workspace.rename(args.old, args.new, owner=args.owner)
         print(
             json.dumps(info.to_json(), indent=1)
             if args.json
             else f"renamed {args.old!r} to {info.name!r}"
         )
     else:
-        workspace.delete(args.name)
+        workspace.delete(args.name, owner=args.owner)
         print(json.dumps({"deleted": args.name}) if args.json else f"deleted {args.name!r}")
     return 0

@@ -29,9 +29,7 @@ from evalvalidity.errors import StorageError
 __all__ = [
     "StorageError",
     "atomic_write",
-    "fsync_path",
     "is_disk_full",
-    "remove_stale_temporaries",
     "storage_error",
 ]
 
@@ -108,6 +106,16 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> Path:
     ------
     StorageError
         When the write fails (a full disk says so); the old file is then untouched.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder) / "notes.txt"
+    ...     _ = atomic_write(path, "old")
+    ...     _ = atomic_write(path, b"new")
+    ...     path.read_bytes(), [p.name for p in path.parent.iterdir()]
+    (b'new', ['notes.txt'])
     """
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)

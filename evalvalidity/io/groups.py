@@ -23,7 +23,7 @@ from pathlib import Path
 
 from evalvalidity.errors import FileFormatError, ParameterError
 
-__all__ = ["parse_groups", "read_groups"]
+__all__ = ["read_groups"]
 
 _HEADERS = {("qid", "group"), ("query_id", "group"), ("query", "group")}
 
@@ -89,7 +89,7 @@ def parse_groups(text: str, name: str) -> dict[str, str]:
 
 
 def read_groups(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read a groups file (see :func:`parse_groups`).
+    r"""Read a groups file (see :func:`parse_groups`).
 
     Raises
     ------
@@ -97,6 +97,19 @@ def read_groups(path: str | os.PathLike[str]) -> dict[str, str]:
         When the file cannot be read.
     FileFormatError
         When its content is malformed.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder) / "groups.csv"
+    ...     _ = path.write_text("qid,group\nq1,forum-a\nq2,forum-a\nq3,forum-b\n")
+    ...     read_groups(path)
+    {'q1': 'forum-a', 'q2': 'forum-a', 'q3': 'forum-b'}
+    >>> read_groups("no-such-groups.tsv")
+    Traceback (most recent call last):
+    ...
+    evalvalidity.errors.ParameterError: The groups file 'no-such-groups.tsv' does not exist.
     """
     name = os.fspath(path)
     try:

@@ -36,7 +36,7 @@ from typing import Any
 from evalvalidity.errors import ParameterError
 from evalvalidity.io.atomic import atomic_write, fsync_path, storage_error
 
-__all__ = ["HistoryEntry", "list_checks", "load_check", "record_check", "summarize"]
+__all__ = ["HistoryEntry", "list_checks", "load_check", "record_check"]
 
 _FOLDER = "history"
 _INDEX = "index.jsonl"
@@ -159,6 +159,19 @@ def record_check(
         When ``record`` is not a check record.
     StorageError
         When the history cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> record = {"schema_version": 1, "verdict": "warning", "metric": "rr@10", "run": "bm25",
+    ...           "n_queries": 2, "model_score": 0.3, "floor": 0.2, "ceiling": 1.0, "plan": None}
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     entry = record_check(folder, record, when="2024-05-01T12:00:00+00:00", label="main")
+    ...     stored = sorted(p.name for p in (Path(folder) / "history").iterdir())
+    >>> entry.verdict, entry.floor, entry.label, len(entry.id)
+    ('warning', 0.2, 'main', 32)
+    >>> stored == sorted([f"{entry.id}.json", "index.jsonl", "index.lock"])
+    True
     """
     stamp = when or dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     entry = summarize(record, id=uuid.uuid4().hex, when=stamp, label=label)
@@ -179,7 +192,20 @@ def record_check(
 
 
 def list_checks(workspace: Any) -> list[HistoryEntry]:
-    """The recorded checks, oldest first (empty when none was recorded)."""
+    """The recorded checks, oldest first (empty when none was recorded).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> record = {"schema_version": 1, "verdict": "warning", "metric": "rr@10", "run": "bm25",
+    ...           "n_queries": 2, "model_score": 0.3, "floor": 0.2, "ceiling": 1.0, "plan": None}
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     empty = list_checks(folder)
+    ...     _ = record_check(folder, record, when="2024-05-02T00:00:00+00:00", label="new")
+    ...     _ = record_check(folder, record, when="2024-05-01T00:00:00+00:00", label="old")
+    ...     empty, [(e.time[:10], e.label) for e in list_checks(folder)]
+    ([], [('2024-05-01', 'old'), ('2024-05-02', 'new')])
+    """
     path = _folder(workspace) / _INDEX
     if not path.is_file():
         return []
@@ -200,6 +226,20 @@ def load_check(workspace: Any, entry_id: str) -> dict[str, Any]:
     ------
     ParameterError
         When no check of that id was recorded.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> record = {"schema_version": 1, "verdict": "warning", "metric": "rr@10", "run": "bm25",
+    ...           "n_queries": 2, "model_score": 0.3, "floor": 0.2, "ceiling": 1.0, "plan": None}
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     entry = record_check(folder, record)
+    ...     load_check(folder, entry.id) == record
+    True
+    >>> load_check(".", "nightly")
+    Traceback (most recent call last):
+    ...
+    evalvalidity.errors.ParameterError: A history id is 32 hex digits. Got 'nightly' instead.
     """
     if not isinstance(entry_id, str) or _ID.fullmatch(entry_id) is None:
         raise ParameterError(f"A history id is 32 hex digits. Got {entry_id!r} instead.")

@@ -108,6 +108,14 @@ def units_from_rule(run: pa.Table, rule: UnitsRule | str) -> pa.Table:
     -------
     pyarrow.Table
         :data:`~evalvalidity.io.tables.UNITS_SCHEMA`, sorted by chunk id, ``line`` null.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> run = pa.table({"docid": ["d2::1", "d1::0", "d2::1", "d3"]})
+    >>> units = units_from_rule(run, "prefix:::")
+    >>> units.to_pydict()
+    {'chunk_id': ['d1::0', 'd2::1', 'd3'], 'doc_id': ['d1', 'd2', 'd3'], 'line': [None, None, None]}
     """
     rule = rule if isinstance(rule, UnitsRule) else parse_units_rule(rule)
     if not isinstance(run, pa.Table) or "docid" not in run.column_names:
@@ -168,6 +176,17 @@ def segment_ids(run: pa.Table, qrels: pa.Table, separator: str = "#") -> Segment
     With :math:`S` the run's distinct ids and :math:`J` the judged ids,
     ``run_share`` = :math:`|\{s \in S : \mathrm{sep} \in s\}| / |S|` and ``matched_share`` =
     :math:`|\mathrm{prefix}(S) \cap J| / |\mathrm{prefix}(S)|`.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> run = pa.table({"docid": ["d1#0", "d1#1", "d2#0", "d9"]})
+    >>> qrels = pa.table({"docid": ["d1", "d2", "d3"]})
+    >>> found = segment_ids(run, qrels)
+    >>> found.run_share, found.qrels_share, round(found.matched_share, 4), found.example
+    (0.75, 0.0, 0.6667, 'd1#0')
+    >>> found.segmented, found.suggested  # 0.75 < SEGMENT_SHARE
+    (False, None)
     """
     if not isinstance(separator, str) or not separator:
         raise ParameterError(

@@ -3,16 +3,24 @@ r"""The workspace: every upload becomes a named, persistent, immutable dataset.
 Layout on disk (see ``docs/workspace.md`` for the design and its guarantees)::
 
     <workspace>/
-        manifest.json        name -> dataset metadata; replaced atomically, never edited
+        manifest.json        (owner, name) -> dataset metadata; replaced atomically
+        manifest.deleted     ids deleted since the manifest was last written (a few bytes)
         manifest.lock        flock'ed around every change of the manifest
         data/<id>.parquet    one immutable file per dataset; ids are random, names never paths
         tmp/                 ingests in flight; whatever a dead process left is removed on open
 
-Readers never lock: they read ``manifest.json`` (always a whole version, thanks to
-``os.replace``) and then the Parquet file, each call with a fresh in-memory DuckDB connection.
+Readers never lock: they read ``manifest.deleted``, then ``manifest.json`` (always a whole
+version, thanks to ``os.replace``) and then the Parquet file, each call with a fresh in-memory
+DuckDB connection.
 Writers (add, rename, delete) hold ``manifest.lock`` only while they publish, so threads of one
 process and separate processes can ingest at the same time. A write that fails (bad input, a
-full disk: :class:`~evalvalidity.io.atomic.StorageError`) leaves the workspace as it was.
+full disk: :class:`~evalvalidity.io.atomic.StorageError`) leaves the workspace as it was. A
+delete appends one line to ``manifest.deleted`` and then removes the file, so it frees space on
+a disk too full for a new manifest.
+
+A name belongs to an owner: ``owner=None`` is the shared namespace, any other owner (a
+dashboard session) has its own. For an owner, a name means its own private dataset, else the
+shared one; another owner's private names are invisible to it and to every message it gets.
 
 Examples
 --------
@@ -60,7 +68,8 @@ __all__ = [
     "validate_name",
 ]
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
+_Key = tuple[str | None, str]  # (owner, name); owner None = shared
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 ._+@=-]{0,98}[A-Za-z0-9._+@=-])?")
 _NOT_NAME = re.compile(r"[^A-Za-z0-9._+@=-]+")
 _EXTENSIONS = (
@@ -134,7 +143,7 @@ class DatasetInfo:
     Attributes
     ----------
     name : str
-        Its name in the workspace (unique; never used as a path).
+        Its name (unique among its owner's datasets; never used as a path).
     id : str
         The random id its file is named after.
     kind, format : str
@@ -263,24 +272,47 @@ class Workspace:
             os.close(fd)  # releases the lock
 
     # -- manifest ------------------------------------------------------------------------
-    def _read_manifest(self) -> dict[str, DatasetInfo]:
+    @property
+    def _deleted(self) -> Path:
+        return self.path / "manifest.deleted"
+
+    def _read_deleted(self) -> set[str]:
+        """The ids deleted since the manifest was last written.
+
+        Whole lines only: a torn append of a killed delete is ignored, and every append
+        starts a new line.
+        """
+        try:
+            text = self._deleted.read_text(encoding="ascii", errors="replace")
+        except FileNotFoundError:
+            return set()
+        return {line for line in text.split("\n") if re.fullmatch(r"[0-9a-f]{32}", line)}
+
+    def _read_manifest(self) -> dict[_Key, DatasetInfo]:
+        """The datasets, keyed by (owner, name); a version 1 manifest (keyed by name) too."""
+        deleted = self._read_deleted()  # first: see the docstring of the module
         try:
             text = self._manifest.read_text(encoding="utf-8")
         except FileNotFoundError:
             return {}
         try:
             record = json.loads(text)
-            return {
-                name: DatasetInfo.from_json(entry) for name, entry in record["datasets"].items()
-            }
-        except (ValueError, KeyError, TypeError) as exc:
+            entries = record["datasets"]
+            if record.get("version", 1) == 1:  # {name: entry}: one name, whatever the owner
+                entries = [{**entry, "name": name} for name, entry in entries.items()]
+            infos = [DatasetInfo.from_json(entry) for entry in entries]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ParameterError(f"Corrupt workspace manifest {self._manifest}: {exc}.") from exc
+        return {(i.owner, i.name): i for i in infos if i.id not in deleted}
 
-    def _stage_manifest(self, datasets: dict[str, DatasetInfo]) -> Path:
+    def _stage_manifest(self, datasets: dict[_Key, DatasetInfo]) -> Path:
         """Write the next manifest to a temporary file (removed again if that fails)."""
         record = {
             "version": MANIFEST_VERSION,
-            "datasets": {name: info.to_json() for name, info in sorted(datasets.items())},
+            "datasets": [
+                datasets[key].to_json()
+                for key in sorted(datasets, key=lambda k: (k[0] is not None, k[0] or "", k[1]))
+            ],
         }
         temporary = self._tmp / f"manifest.{uuid.uuid4().hex}.json"
         try:
@@ -294,11 +326,16 @@ class Workspace:
         return temporary
 
     def _publish_manifest(self, staged: Path) -> None:
-        """Make a staged manifest the manifest: the instant the change happens."""
+        """Make a staged manifest the manifest: the instant the change happens.
+
+        The new manifest left out every deleted id, so ``manifest.deleted`` is then removed
+        (after the manifest: a reader reads it first).
+        """
         os.replace(staged, self._manifest)
+        self._deleted.unlink(missing_ok=True)
         fsync_path(self.path)
 
-    def _write_manifest(self, datasets: dict[str, DatasetInfo], action: str) -> None:
+    def _write_manifest(self, datasets: dict[_Key, DatasetInfo], action: str) -> None:
         """Publish a new manifest atomically; call with the lock held.
 
         Raises :class:`StorageError` (the disk is full, ...) with the old manifest in place.
@@ -337,36 +374,50 @@ class Workspace:
 
     # -- reading -------------------------------------------------------------------------
     def list(self, owner: str | None = None, *, all_owners: bool = False) -> list[DatasetInfo]:
-        """Datasets visible to ``owner``: the shared ones and ``owner``'s own, by name.
+        """Datasets visible to ``owner``, by name: its own and the shared ones.
 
-        ``all_owners=True`` lists every dataset, private ones included.
+        A private dataset hides a shared one of the same name from its owner (exactly what
+        :meth:`find` resolves the name to). ``all_owners=True`` lists every dataset, private
+        ones included (an administrator's view: names may then repeat across owners).
         """
-        datasets = self._read_manifest().values()
-        return sorted(
-            (d for d in datasets if all_owners or d.owner is None or d.owner == owner),
-            key=lambda d: d.name,
-        )
+        datasets = self._read_manifest()
+        if all_owners:
+            return sorted(datasets.values(), key=lambda d: (d.name, d.owner is not None, d.owner))
+        visible = _visible(datasets, owner)
+        return [visible[name] for name in sorted(visible)]
 
-    def find(self, name: str) -> DatasetInfo | None:
-        """The dataset named ``name``, or None."""
-        return self._read_manifest().get(name)
+    def find(self, name: str, *, owner: str | None = None) -> DatasetInfo | None:
+        r"""The dataset ``name`` means for ``owner`` (its own, else the shared one), or None.
 
-    def info(self, name: str) -> DatasetInfo:
-        """The metadata of the dataset named ``name``."""
-        found = self.find(name)
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as root:
+        ...     ws = Workspace(root)
+        ...     _ = ws.add(b"1400\n", name="x", owner="alice")
+        ...     (ws.find("x", owner="alice").owner, ws.find("x", owner="bob"), ws.find("x"))
+        ('alice', None, None)
+        """
+        return _resolve(self._read_manifest(), name, owner)
+
+    def info(self, name: str, *, owner: str | None = None) -> DatasetInfo:
+        """The metadata of the dataset ``name`` means for ``owner`` (see :meth:`find`)."""
+        found = self.find(name, owner=owner)
         if found is None:
-            raise ParameterError(f"No dataset named {name!r} in the workspace {self.path}.")
+            raise self._missing(name)
         return found
 
-    def table(self, name: str) -> pa.Table:
-        """The canonical table of the dataset named ``name``.
+    def _missing(self, name: str) -> ParameterError:
+        """The one message for a name the caller cannot see, whoever else may have it."""
+        return ParameterError(f"No dataset named {name!r} in the workspace {self.path}.")
+
+    def table(self, name: str, *, owner: str | None = None) -> pa.Table:
+        """The canonical table of the dataset ``name`` means for ``owner``.
 
         Read with a fresh in-memory DuckDB connection (never a shared one), so any number of
         threads may read at once.
         """
-        return self.get(name).table
+        return self.get(name, owner=owner).table
 
-    def scan(self, name: str) -> Any:
+    def scan(self, name: str, *, owner: str | None = None) -> Any:
         """The dataset named ``name`` as a lazily scanned :class:`pyarrow.dataset.Dataset`.
 
         Nothing is read until the dataset is scanned, so a run larger than memory can be
@@ -376,13 +427,13 @@ class Workspace:
         """
         import pyarrow.dataset as pads
 
-        info = self.info(name)
+        info = self.info(name, owner=owner)
         return pads.dataset(os.fspath(self._data_file(info.id)), format="parquet")
 
-    def get(self, name: str) -> Dataset:
-        """The dataset named ``name``: its table and its metadata."""
+    def get(self, name: str, *, owner: str | None = None) -> Dataset:
+        """The dataset ``name`` means for ``owner``: its table and its metadata."""
         for _ in range(3):  # a concurrent delete may remove the file between the two reads
-            info = self.info(name)
+            info = self.info(name, owner=owner)
             path = self._data_file(info.id)
             try:
                 with connect() as con:
@@ -421,7 +472,9 @@ class Workspace:
             Override detection (see :func:`evalvalidity.io.ingest.read`).
         name : str, optional
             The dataset's name; by default the file name without its extensions, made unique
-            with ``-2``, ``-3``... An explicit name that exists is an error.
+            with ``-2``, ``-3``... among the names ``owner`` sees. An explicit name that
+            ``owner`` sees (its own or a shared one) is an error; other owners' private names
+            never clash.
         drop_bad_rows : bool
             Keep the good rows of a file with bad ones (otherwise the add fails).
         display_name : str, optional
@@ -447,8 +500,8 @@ class Workspace:
         """
         if name is not None:
             validate_name(name)
-            if self.find(name) is not None:
-                raise ParameterError(f"A dataset named {name!r} already exists in {self.path}.")
+            if _taken(self._read_manifest(), name, owner):
+                raise self._exists(name)
         src = Source(source, display_name, limits if limits is not None else self.limits)
         dataset_id = uuid.uuid4().hex
         lock_path = self._tmp / f"{dataset_id}.lock"
@@ -504,11 +557,11 @@ class Workspace:
             if name is None:
                 base = _default_name(src.name, result.kind)
                 final, n = base, 1
-                while final in datasets:
+                while _taken(datasets, final, owner):
                     n += 1
                     final = f"{base}-{n}"
-            elif name in datasets:
-                raise ParameterError(f"A dataset named {name!r} already exists in {self.path}.")
+            elif _taken(datasets, name, owner):
+                raise self._exists(name)
             else:
                 final = name
             info = DatasetInfo(
@@ -530,7 +583,7 @@ class Workspace:
                 owner=owner,
                 line_unit=result.line_unit,
             )
-            datasets[final] = info
+            datasets[owner, final] = info
             # The manifest is staged first, so a full disk fails the add before the data
             # file moves; until the manifest is replaced, no reader can see the dataset.
             staged = self._stage_manifest(datasets)
@@ -541,45 +594,122 @@ class Workspace:
                 self._publish_manifest(staged)
             except BaseException:
                 staged.unlink(missing_ok=True)
-                if self._read_manifest().get(final) != info:
+                if self._read_manifest().get((owner, final)) != info:
                     data_file.unlink(missing_ok=True)
                 raise
         return info
 
-    def rename(self, old: str, new: str) -> DatasetInfo:
-        """Rename a dataset; the new name must be free."""
+    def _exists(self, name: str) -> ParameterError:
+        return ParameterError(f"A dataset named {name!r} already exists in {self.path}.")
+
+    def _locate(self, datasets: dict[_Key, DatasetInfo], name: str, owner: str | None) -> _Key:
+        """The key of the dataset ``name`` means for ``owner``; the lock is held."""
+        found = _resolve(datasets, name, owner)
+        if found is None:
+            raise self._missing(name)
+        return (found.owner, found.name)
+
+    def rename(self, old: str, new: str, *, owner: str | None = None) -> DatasetInfo:
+        """Rename the dataset ``old`` means for ``owner``; ``new`` must be free for ``owner``.
+
+        Free means neither ``owner``'s nor a shared dataset has it (nor, for a private
+        dataset, its owner's); other owners' private names do not count.
+        """
         validate_name(new)
         with self._locked():
             datasets = self._read_manifest()
-            if old not in datasets:
-                raise ParameterError(f"No dataset named {old!r} in the workspace {self.path}.")
-            if new in datasets:
-                raise ParameterError(f"A dataset named {new!r} already exists in {self.path}.")
-            info = dataclasses.replace(datasets.pop(old), name=new)
-            datasets[new] = info
+            key = self._locate(datasets, old, owner)
+            if _taken(datasets, new, owner) or _taken(datasets, new, key[0]):
+                raise self._exists(new)
+            info = dataclasses.replace(datasets.pop(key), name=new)
+            datasets[info.owner, new] = info
             self._write_manifest(datasets, f"rename {old!r}")
         return info
 
-    def set_owner(self, name: str, owner: str | None) -> DatasetInfo:
-        """Make a dataset private to ``owner``, or shared with ``owner=None``."""
+    def set_owner(
+        self, name: str, new_owner: str | None, *, owner: str | None = None
+    ) -> DatasetInfo:
+        """Make the dataset ``name`` means for ``owner`` private to ``new_owner``.
+
+        ``new_owner=None`` shares it. The name must be free in the namespace it moves to.
+        """
         with self._locked():
             datasets = self._read_manifest()
-            if name not in datasets:
-                raise ParameterError(f"No dataset named {name!r} in the workspace {self.path}.")
-            info = dataclasses.replace(datasets[name], owner=owner)
-            datasets[name] = info
+            key = self._locate(datasets, name, owner)
+            if key[0] != new_owner and (new_owner, key[1]) in datasets:
+                raise self._exists(key[1])
+            info = dataclasses.replace(datasets.pop(key), owner=new_owner)
+            datasets[new_owner, info.name] = info
             self._write_manifest(datasets, f"change the owner of {name!r}")
         return info
 
-    def delete(self, name: str) -> None:
-        """Delete a dataset: its manifest entry first, then its file."""
+    def delete(self, name: str, *, owner: str | None = None) -> None:
+        """Delete the dataset ``name`` means for ``owner``.
+
+        The delete is one line (33 bytes) appended to ``manifest.deleted``, synced: from then
+        on no reader sees the dataset. Then its file is removed, and only then is the manifest
+        rewritten without it (and ``manifest.deleted`` removed), so a nearly full disk gets
+        the file's space back first. If that rewrite still fails, the delete stands and the
+        next change of the workspace rewrites the manifest. If even the line cannot be
+        written, :class:`StorageError` says so and nothing changed.
+        """
         with self._locked():
             datasets = self._read_manifest()
-            if name not in datasets:
-                raise ParameterError(f"No dataset named {name!r} in the workspace {self.path}.")
-            info = datasets.pop(name)
-            self._write_manifest(datasets, f"delete {name!r}")
+            info = datasets.pop(self._locate(datasets, name, owner))
+            try:
+                self._append_deleted(info.id)
+            except OSError as exc:
+                raise storage_error(f"delete {name!r} in the workspace {self.path}", exc) from exc
             self._data_file(info.id).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # the delete stands; see above
+                staged = self._stage_manifest(datasets)
+                try:
+                    self._publish_manifest(staged)
+                finally:
+                    staged.unlink(missing_ok=True)
+
+    def _append_deleted(self, dataset_id: str) -> None:
+        """Append ``dataset_id`` to ``manifest.deleted``; all or nothing, synced."""
+        line = f"\n{dataset_id}\n".encode("ascii")  # starts a new line even after a torn one
+        created = not self._deleted.exists()
+        fd = os.open(self._deleted, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            written = os.write(fd, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, "No space left on device")
+            os.fsync(fd)
+            if created:
+                fsync_path(self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                if created:
+                    self._deleted.unlink()
+                else:
+                    os.ftruncate(fd, size)
+            raise
+        finally:
+            os.close(fd)
+
+
+def _visible(datasets: dict[_Key, DatasetInfo], owner: str | None) -> dict[str, DatasetInfo]:
+    """Map each name ``owner`` sees to its dataset: its own over the shared one."""
+    visible = {name: info for (o, name), info in datasets.items() if o is None}
+    if owner is not None:
+        visible.update({name: info for (o, name), info in datasets.items() if o == owner})
+    return visible
+
+
+def _resolve(datasets: dict[_Key, DatasetInfo], name: str, owner: str | None) -> DatasetInfo | None:
+    """The dataset ``name`` means for ``owner``: its own, else the shared one, else None."""
+    if owner is not None and (owner, name) in datasets:
+        return datasets[owner, name]
+    return datasets.get((None, name))
+
+
+def _taken(datasets: dict[_Key, DatasetInfo], name: str, owner: str | None) -> bool:
+    """Whether ``owner`` sees a dataset named ``name`` (never another owner's private one)."""
+    return _resolve(datasets, name, owner) is not None
 
 
 def _parquet_rows(path: Path) -> int:

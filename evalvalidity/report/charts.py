@@ -64,7 +64,6 @@ __all__ = [
     "PALETTE",
     "VERDICT_COLOURS",
     "check1_distribution",
-    "check1_distribution_data",
     "comparison_chart",
     "expected_floor_curve",
     "floor_share_histogram",
@@ -830,9 +829,20 @@ def inferred_n_chart(
     ParameterError
         When the curve is empty or larger than :data:`MAX_ROWS`.
 
+    The numbers: docs/math.md, Inversion.
+
     Examples
     --------
-    See :func:`result_charts`.
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> curve = expected_floor_curve("rr@10", result.queries.gold, low=5, high=60)
+    >>> chart = inferred_n_chart(result.inferred_n, curve, metric="rr@10")
+    >>> round(result.inferred_n.estimate, 1), chart.to_dict()["title"]["text"]
+    (17.3, 'Inferred pool size N')
     """
     if curve.empty:
         raise ParameterError("inferred_n_chart needs a non-empty curve.")
@@ -1151,6 +1161,22 @@ def check1_distribution(result: CheckResult) -> alt.LayerChart:
     ------
     ParameterError
         When the result has no Check 1.
+
+    The numbers: docs/math.md, Check 1.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> spec = check1_distribution(result).to_dict()
+    >>> spec["title"]["text"]
+    'Check 1: the measured distribution against the exact one'
+    >>> spec["title"]["subtitle"][1]
+    'P(score = 0): measured 0.448, exact 0.500 (not drawn)'
     """
     rows, discrete = check1_distribution_data(result)
     harness = result.harness
@@ -1235,6 +1261,27 @@ def comparison_chart(
     Returns
     -------
     altair.LayerChart
+
+    Notes
+    -----
+    The differences, their intervals and adjusted p-values: docs/math.md, Intervals.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> dense = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["c", "a", "b", "c"],
+    ...                   "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> both = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8,
+    ...                     other_runs={"dense": dense})
+    >>> chart = comparison_chart(both.comparison, detectable=0.3, metric="rr@10")
+    >>> spec = chart.to_dict()
+    >>> spec["title"]["text"], [(r["pair"], r["status"]) for r in spec["layer"][2]["data"]["values"]]
+    ('Can the benchmark tell the runs apart?', [('run − dense', 'not significant')])
     """
     rows = pd.DataFrame(
         [

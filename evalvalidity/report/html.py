@@ -164,6 +164,14 @@ def chart_svg(chart: alt.Chart | alt.LayerChart) -> str:
     -------
     str
         The SVG document.
+
+    Examples
+    --------
+    >>> from evalvalidity.report.charts import headroom_sliver
+    >>> chart = headroom_sliver(0.34, 1.0, model=0.62)
+    >>> svg = chart_svg(chart)
+    >>> svg.startswith("<svg"), "</svg>" in svg
+    (True, True)
     """
     import vl_convert as vlc
 
@@ -171,7 +179,15 @@ def chart_svg(chart: alt.Chart | alt.LayerChart) -> str:
 
 
 def chart_svg_bytes(chart: alt.Chart | alt.LayerChart) -> bytes:
-    """:func:`chart_svg` encoded as UTF-8, for a download."""
+    """:func:`chart_svg` encoded as UTF-8, for a download.
+
+    Examples
+    --------
+    >>> from evalvalidity.report.charts import headroom_sliver
+    >>> chart = headroom_sliver(0.34, 1.0, model=0.62)
+    >>> chart_svg_bytes(chart)[:4]
+    b'<svg'
+    """
     return chart_svg(chart).encode("utf-8")
 
 
@@ -193,6 +209,17 @@ def chart_png(chart: alt.Chart | alt.LayerChart, *, scale: float = 2.0) -> bytes
     ------
     ParameterError
         When ``scale`` is not a positive number.
+
+    Examples
+    --------
+    >>> from evalvalidity.report.charts import headroom_sliver
+    >>> chart = headroom_sliver(0.34, 1.0, model=0.62)
+    >>> chart_png(chart, scale=1)[1:4]
+    b'PNG'
+    >>> chart_png(chart, scale=0)
+    Traceback (most recent call last):
+    ...
+    evalvalidity.errors.ParameterError: The 'scale' parameter of chart_png must be a number > 0. Got 0 instead.
     """
     if not isinstance(scale, int | float) or isinstance(scale, bool) or not scale > 0:
         raise ParameterError(
@@ -362,6 +389,18 @@ def render_html(
     ------
     ParameterError
         When ``title`` is empty.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> page = render_html(result, title="Nightly check", svgs={})  # no chart: fast
+    >>> page.startswith("<!DOCTYPE html>"), "<strong>healthy</strong>" in page, "<script" in page
+    (True, True, False)
     """
     if not isinstance(title, str) or not title.strip():
         raise ParameterError(
@@ -459,6 +498,23 @@ def write_report(
         When ``out_dir`` exists and is not a folder, or holds files that are not a report's.
     StorageError
         When writing fails (a full disk says so); ``out_dir`` is then as it was.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     out = pathlib.Path(folder) / "report"
+    ...     paths = write_report(result, out, title="Nightly check")
+    ...     names = [p.relative_to(out).as_posix() for p in paths]
+    ...     page = (out / "report.html").read_text(encoding="utf-8")
+    >>> names[:3], "charts/headroom.png" in names, "<title>Nightly check</title>" in page
+    (['report.html', 'check.json', 'summary.md'], True, True)
     """
     out = Path(out_dir)
     shown = xml_safe(os.fspath(out))
@@ -544,6 +600,19 @@ def report_zip(result: CheckResult, *, title: str = "Benchmark health report") -
     -------
     bytes
         A zip whose members are the relative paths of :func:`write_report`'s files.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> import io, zipfile
+    >>> names = zipfile.ZipFile(io.BytesIO(report_zip(result))).namelist()
+    >>> names[:4]
+    ['report.html', 'check.json', 'summary.md', 'charts/check1_gauge.svg']
     """
     import io
     import tempfile

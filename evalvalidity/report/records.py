@@ -368,6 +368,24 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
     ``inferred_n``, ``power``, ``comparison``, ``pool``, ``notes``, ``queries`` (the triage
     rows) and ``plan`` (the :class:`~evalvalidity.analysis.plan.CheckPlan` that ran, as data).
     NaN and infinities are written as null.
+
+    The numbers: docs/math.md, Floors.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> record = to_dict(result)
+    >>> record["schema_version"], record["verdict"], record["metric"], record["n_queries"]
+    (1, 'healthy', 'rr@10', 2)
+    >>> round(record["floor"], 4), record["model_score"], record["checks"]["harness"]["passed"]
+    (0.1464, 0.75, True)
+    >>> [(row["qid"], row["model"]) for row in record["queries"]]
+    [('1', 1.0), ('2', 0.5)]
     """
     return _record(result, with_queries=True)
 
@@ -487,7 +505,23 @@ def _record(result: CheckResult, *, with_queries: bool) -> dict[str, Any]:
 
 
 def to_json(result: CheckResult, *, indent: int | None = 2) -> str:
-    """The JSON text of :func:`to_dict`; byte-identical for identical inputs and seed."""
+    """The JSON text of :func:`to_dict`; byte-identical for identical inputs and seed.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> import json
+    >>> text = to_json(result)
+    >>> json.loads(text) == to_dict(result), text.splitlines()[1]
+    (True, '  "schema_version": 1,')
+    >>> len(to_json(result, indent=None).splitlines())
+    1
+    """
     if indent != 2:
         return json.dumps(to_dict(result), indent=indent, ensure_ascii=False, allow_nan=False)
     return "".join(iter_json(result))
@@ -499,6 +533,20 @@ def iter_json(result: CheckResult, extra: Mapping[str, Any] | None = None) -> It
     The per-query rows are formatted from the triage table's columns (no dict per query), so
     a check of millions of queries streams its JSON in bounded memory. ``extra`` adds keys
     after :func:`to_dict`'s own (the command line's clustered statistics, leaderboard, gate).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> import json
+    >>> "".join(iter_json(result)) == to_json(result)
+    True
+    >>> json.loads("".join(iter_json(result, {"label": "nightly"})))["label"]
+    'nightly'
     """
     data = _record(result, with_queries=False)
     for key, value in (extra or {}).items():
@@ -514,13 +562,41 @@ def iter_json(result: CheckResult, extra: Mapping[str, Any] | None = None) -> It
 
 
 def write_json(result: CheckResult, handle: TextIO) -> None:
-    """Write :func:`to_json`'s text to ``handle`` piece by piece (see :func:`iter_json`)."""
+    """Write :func:`to_json`'s text to ``handle`` piece by piece (see :func:`iter_json`).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> import io
+    >>> handle = io.StringIO()
+    >>> write_json(result, handle)
+    >>> handle.getvalue() == to_json(result)
+    True
+    """
     for piece in iter_json(result):
         handle.write(piece)
 
 
 def to_frame(result: CheckResult) -> pd.DataFrame:
-    """The triage table as a DataFrame (one row per query, sorted by share of the floor)."""
+    """The triage table as a DataFrame (one row per query, sorted by share of the floor).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> frame = to_frame(result)
+    >>> frame[["qid", "pool_size", "gold", "model"]].to_dict("records")
+    [{'qid': '1', 'pool_size': 20, 'gold': 1, 'model': 1.0}, {'qid': '2', 'pool_size': 20, 'gold': 1, 'model': 0.5}]
+    """
     import pandas as pd
 
     rows = _query_rows(result)
@@ -538,7 +614,21 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 
 def to_text(result: CheckResult) -> str:
-    """A terminal summary: the verdict, its reasons and the key numbers."""
+    """A terminal summary: the verdict, its reasons and the key numbers.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> print(to_text(result).splitlines()[0])
+    verdict: HEALTHY   (rr@10, 2 queries, pool: corpus)
+    >>> "floor 0.1464   ceiling 1" in to_text(result)
+    True
+    """
     head = result.headroom
     lines = [
         f"verdict: {result.verdict.upper()}   ({result.metric.name}, {result.n_queries:,} "
@@ -633,7 +723,22 @@ def _md_id(text: str) -> str:
 
 
 def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
-    """A pull-request comment: the verdict, reasons, key numbers and the top flagged queries."""
+    """A pull-request comment: the verdict, reasons, key numbers and the top flagged queries.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> comment = to_markdown(result)
+    >>> print(comment.splitlines()[0])
+    ### ✅ Benchmark health: **healthy** (rr@10, 2 queries)
+    >>> "| floor (random ranker) | 0.1464 |" in comment
+    True
+    """
     head = result.headroom
     mark = _VERDICT_MARK[result.verdict]
     out = [
@@ -732,7 +837,26 @@ def format_p(p: float, resolution: float | None = None) -> str:
 
 
 def clustered_to_dict(stats: Any) -> dict[str, Any] | None:
-    """The ``clustered`` key: an :class:`~evalvalidity.analysis.compare.ClusteredStats`."""
+    """The ``clustered`` key: an :class:`~evalvalidity.analysis.compare.ClusteredStats`.
+
+    The numbers: docs/math.md, Intervals.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> from evalvalidity.analysis.compare import clustered_stats, query_clusters
+    >>> clusters = query_clusters(result.queries.qid, groups={"1": "A", "2": "B"})
+    >>> record = clustered_to_dict(clustered_stats(result, clusters))
+    >>> record["source"], record["n_clusters"], record["mean"], record["design_effect"]
+    ('groups', 2, 0.75, 1.0)
+    >>> clustered_to_dict(None) is None
+    True
+    """
     if stats is None:
         return None
     return {
@@ -757,7 +881,19 @@ def clustered_to_dict(stats: Any) -> dict[str, Any] | None:
 
 
 def leaderboard_to_dict(board: Any, notes: Any = ()) -> dict[str, Any]:
-    """The ``leaderboard`` key: a :class:`~evalvalidity.core.leaderboard.Leaderboard`."""
+    """The ``leaderboard`` key: a :class:`~evalvalidity.core.leaderboard.Leaderboard`.
+
+    Examples
+    --------
+    >>> from evalvalidity.core.leaderboard import leaderboard
+    >>> board = leaderboard({"bm25": [0.2, 0.3, 0.4, 0.3, 0.5, 0.2, 0.4, 0.3],
+    ...                      "dense": [0.6, 0.7, 0.9, 0.8, 0.7, 0.6, 0.9, 0.8]}, rng=0)
+    >>> record = leaderboard_to_dict(board, notes=["8 queries"])
+    >>> [(r["rank"], r["run"], round(r["mean"], 4)) for r in record["runs"]], record["notes"]
+    ([(1, 'dense', 0.75), (2, 'bm25', 0.325)], ['8 queries'])
+    >>> record["pairs"][0]["p_text"], record["pairs"][0]["significant"]
+    ('≤ 0.0078', True)
+    """
     return {
         "runs": [{k: _num(v) for k, v in row.items()} for row in board.to_rows()],
         "pairs": [
@@ -786,7 +922,26 @@ def leaderboard_to_dict(board: Any, notes: Any = ()) -> dict[str, Any]:
 
 
 def gate_to_dict(gate: Any) -> dict[str, Any]:
-    """The ``gate`` key: a :class:`~evalvalidity.analysis.gate.GateResult`."""
+    """The ``gate`` key: a :class:`~evalvalidity.analysis.gate.GateResult`.
+
+    The numbers: docs/math.md, Intervals.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> from evalvalidity.analysis.gate import baseline_from_record, regression_gate
+    >>> old = {"schema_version": 1, "metric": "rr@10", "run": "old", "model_score": 1.0,
+    ...        "queries": [{"qid": "1", "model": 1.0}, {"qid": "2", "model": 1.0}]}
+    >>> gate = regression_gate(baseline_from_record(old, "old.json"), result, allowed_drop=0.1)
+    >>> record = gate_to_dict(gate)
+    >>> record["regressed"], record["difference"], record["worst_queries"][0]["qid"]
+    (False, -0.25, '2')
+    """
     sequential = gate.sequential
     return {
         "baseline": gate.baseline_name,
@@ -827,7 +982,16 @@ def gate_to_dict(gate: Any) -> dict[str, Any]:
 
 
 def leaderboard_to_text(board: Any) -> str:
-    """The leaderboard as terminal lines."""
+    """The leaderboard as terminal lines.
+
+    Examples
+    --------
+    >>> from evalvalidity.core.leaderboard import leaderboard
+    >>> board = leaderboard({"bm25": [0.2, 0.3, 0.4, 0.3, 0.5, 0.2, 0.4, 0.3],
+    ...                      "dense": [0.6, 0.7, 0.9, 0.8, 0.7, 0.6, 0.9, 0.8]}, rng=0)
+    >>> print(leaderboard_to_text(board).splitlines()[-1])
+        dense − bm25: +0.4250, p = ≤ 0.0078, p (holm) = 0.00781  separated
+    """
     lines = [
         f"  leaderboard ({board.n_queries:,} queries"
         + (f", {board.n_clusters:,} clusters" if board.n_clusters != board.n_queries else "")
@@ -852,7 +1016,23 @@ def leaderboard_to_text(board: Any) -> str:
 
 
 def gate_to_text(gate: Any) -> str:
-    """The regression gate as terminal lines."""
+    """The regression gate as terminal lines.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> from evalvalidity.analysis.gate import baseline_from_record, regression_gate
+    >>> old = {"schema_version": 1, "metric": "rr@10", "run": "old", "model_score": 1.0,
+    ...        "queries": [{"qid": "1", "model": 1.0}, {"qid": "2", "model": 1.0}]}
+    >>> gate = regression_gate(baseline_from_record(old, "old.json"), result, allowed_drop=0.1)
+    >>> print(gate_to_text(gate).splitlines()[0])
+    regression gate: passed   (rr@10, 2 common queries)
+    """
     word = "FAILED (regressed)" if gate.regressed else "passed"
     lines = [
         f"regression gate: {word}   ({gate.metric}, {gate.n_common:,} common queries"
@@ -883,7 +1063,23 @@ def gate_to_text(gate: Any) -> str:
 
 
 def gate_to_markdown(gate: Any) -> str:
-    """The regression gate for a pull-request comment."""
+    """The regression gate for a pull-request comment.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> from evalvalidity.analysis.gate import baseline_from_record, regression_gate
+    >>> old = {"schema_version": 1, "metric": "rr@10", "run": "old", "model_score": 1.0,
+    ...        "queries": [{"qid": "1", "model": 1.0}, {"qid": "2", "model": 1.0}]}
+    >>> gate = regression_gate(baseline_from_record(old, "old.json"), result, allowed_drop=0.1)
+    >>> print(gate_to_markdown(gate).splitlines()[0])
+    ### ✅ Regression gate: **passed** (rr@10, 2 queries)
+    """
     mark = "❌" if gate.regressed else "✅"
     out = [
         f"### {mark} Regression gate: **{'regressed' if gate.regressed else 'passed'}** "
@@ -942,7 +1138,30 @@ def _suite_rows(result: Any) -> list[dict[str, Any]]:
 
 
 def suite_to_dict(result: Any) -> dict[str, Any]:
-    """A suite's outcome as JSON-ready data: ``benchmarks``, ``suite_means``, ``flagged``."""
+    """A suite's outcome as JSON-ready data: ``benchmarks``, ``suite_means``, ``flagged``.
+
+    The numbers: docs/math.md, Intervals.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> from evalvalidity.analysis.suite import BenchmarkOutcome, SuiteResult, suite_means
+    >>> tiny = BenchmarkOutcome("tiny", result, None, None, {"run": result.queries.model},
+    ...                         {"run": 0.0625}, None)
+    >>> broken = BenchmarkOutcome("broken", None, None, None, {}, {}, None,
+    ...                           error="qrels.tsv does not exist")
+    >>> suite = SuiteResult("demo", (tiny, broken), suite_means((tiny, broken)))
+    >>> record = suite_to_dict(suite)
+    >>> [(b["benchmark"], b["error"]) for b in record["benchmarks"]], record["flagged"]
+    ([('tiny', None), ('broken', 'qrels.tsv does not exist')], ['broken'])
+    >>> [(m["run"], m["mean"], m["n_benchmarks"]) for m in record["suite_means"]]
+    [('run', 0.75, 1)]
+    """
     return {
         "schema_version": 1,
         "suite": result.name,
@@ -991,7 +1210,26 @@ _SUITE_COLUMNS = (
 
 
 def suite_to_text(result: Any) -> str:
-    """A suite as a terminal table, the suite means and the flagged benchmarks."""
+    """A suite as a terminal table, the suite means and the flagged benchmarks.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> from evalvalidity.analysis.suite import BenchmarkOutcome, SuiteResult, suite_means
+    >>> tiny = BenchmarkOutcome("tiny", result, None, None, {"run": result.queries.model},
+    ...                         {"run": 0.0625}, None)
+    >>> broken = BenchmarkOutcome("broken", None, None, None, {}, {}, None,
+    ...                           error="qrels.tsv does not exist")
+    >>> suite = SuiteResult("demo", (tiny, broken), suite_means((tiny, broken)))
+    >>> lines = suite_to_text(suite).splitlines()
+    >>> lines[0], lines[-1]
+    ('suite: demo (2 benchmarks)', "  ! broken: cannot separate the suite's runs")
+    """
     rows = _suite_rows(result)
     table = [[title for _, title in _SUITE_COLUMNS]]
     for row in rows:
@@ -1019,7 +1257,26 @@ def suite_to_text(result: Any) -> str:
 
 
 def suite_to_markdown(result: Any) -> str:
-    """A suite as a Markdown table."""
+    """A suite as a Markdown table.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
+    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
+    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    >>> from evalvalidity.analysis.suite import BenchmarkOutcome, SuiteResult, suite_means
+    >>> tiny = BenchmarkOutcome("tiny", result, None, None, {"run": result.queries.model},
+    ...                         {"run": 0.0625}, None)
+    >>> broken = BenchmarkOutcome("broken", None, None, None, {}, {}, None,
+    ...                           error="qrels.tsv does not exist")
+    >>> suite = SuiteResult("demo", (tiny, broken), suite_means((tiny, broken)))
+    >>> lines = suite_to_markdown(suite).splitlines()
+    >>> lines[0], lines[4], lines[-1]
+    ('### Suite: demo', '| tiny | 2 | 0.146 | 1 | 0.854 | 1.16 | – | 5.77 | healthy | – |', "Cannot separate the suite's runs: broken")
+    """
     rows = _suite_rows(result)
     out = [
         f"### Suite: {_md_id(result.name)}",

@@ -8,6 +8,7 @@ plainly contradicts (qrels given as a run) is an error that names what the file 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import Counter
@@ -123,8 +124,53 @@ def wide_encoding(head: bytes) -> str | None:
     return None
 
 
+_BLANK = re.compile(rb"[ \t\r\n\f\v]*")
+
+
+def _line_breaks(blank: bytes) -> int:
+    r"""How many line breaks (``\r\n``, ``\n`` or ``\r``) ``blank`` holds.
+
+    >>> _line_breaks(b"\n\r\n\r \n")
+    4
+    """
+    return blank.count(b"\n") + blank.count(b"\r") - blank.count(b"\r\n")
+
+
+def _skip_blank_lines(source: Source) -> tuple[int, bytes]:
+    """Skip the blank lines that fill the file's first :data:`SAMPLE_BYTES`, and beyond.
+
+    Returns how many lines were skipped and up to :data:`SAMPLE_BYTES` from the first line
+    that holds something (empty if nothing does). The decompressed stream is read once, in
+    1 MiB chunks, so the cost is bounded by ``Limits.max_text_bytes`` (and, for gzip, by
+    ``Limits.max_compression_ratio``) like any read of the file: blank lines are never a
+    reason to refuse a file within the limits.
+    """
+    skipped = 0
+    carried_cr = False  # a chunk ended in "\r": a "\n" next ends the same line
+    with contextlib.closing(source.open_stream()) as stream:
+        while chunk := bytes(stream.read(1 << 20)):
+            if carried_cr and chunk.startswith(b"\n"):
+                chunk = chunk[1:]
+                skipped -= 1  # counted with the "\r"
+            blank = _BLANK.match(chunk)
+            end = blank.end() if blank is not None else 0
+            if end < len(chunk):
+                start = max(chunk.rfind(b"\n", 0, end), chunk.rfind(b"\r", 0, end)) + 1
+                skipped += _line_breaks(chunk[:start])
+                head = chunk[start:]
+                while len(head) < SAMPLE_BYTES and (more := bytes(stream.read(1 << 20))):
+                    head += more
+                return skipped, head[:SAMPLE_BYTES]
+            skipped += _line_breaks(chunk)
+            carried_cr = chunk.endswith(b"\r")
+    return skipped, b""
+
+
 def sample_lines(source: Source) -> list[tuple[int, str]]:
-    """The first non-blank lines, with their 1-based numbers, decoded leniently."""
+    """The first non-blank lines, with their 1-based numbers, decoded leniently.
+
+    Leading blank lines are skipped however many there are (see :func:`_skip_blank_lines`).
+    """
     head = source.head(SAMPLE_BYTES)
     truncated = len(head) == SAMPLE_BYTES
     wide = wide_encoding(head)
@@ -136,15 +182,19 @@ def sample_lines(source: Source) -> list[tuple[int, str]]:
         head = head[len(BOM) :]
     if not head:
         raise FileFormatError(source.name, None, "the file is empty")
+    offset = 0
+    if truncated and _BLANK.fullmatch(head) is not None:
+        offset, head = _skip_blank_lines(source)
+        truncated = len(head) == SAMPLE_BYTES
     lines = _LINE_BREAK.split(head.decode("utf-8", errors="replace"))
     if truncated and len(lines) > 1:
         lines = lines[:-1]
-    numbered = [(i + 1, text) for i, text in enumerate(lines) if text.strip()]
+    numbered = [
+        (offset + i + 1, text)
+        for i, text in enumerate(lines)
+        if text.strip() and not text.lstrip().startswith("#")  # trec_eval's comments
+    ]
     if not numbered:
-        if truncated:
-            raise FileFormatError(
-                source.name, None, f"the first {SAMPLE_BYTES:,} bytes hold only blank lines"
-            )
         raise FileFormatError(source.name, None, "the file holds only blank lines, no data")
     return numbered[:SAMPLE_LINES]
 
@@ -221,7 +271,7 @@ def _detect_text(
         return _headerless_delimited(source, lines, kind, fmt, forced[fmt] or ",")
     mode, split = _field_count_mode(lines, None)
     share = sum(len(cells) == mode for cells in split) / len(split)
-    trec_shaped = mode in (3, 4, 6) and share >= 0.9
+    trec_shaped = (mode in (3, 4) or mode >= 6) and share >= 0.9
     if fmt == "trec" or trec_shaped or "\t" in first or "," not in first:
         # headerless whitespace-separated (a tab-separated file without a header included)
         return _headerless_whitespace(source, lines, kind, fmt or "trec")
@@ -259,7 +309,7 @@ def _headerless_whitespace(
         return _trec_eval(source, kind)
     looks: str | None = None
     guessed: str | None = None
-    if mode == 6:
+    if mode >= 6:  # trec_eval ignores the fields after a run's tag
         guessed, looks = "run", TREC_DESCRIPTIONS["run"]
     elif mode == 4:
         guessed, looks = "qrels", TREC_DESCRIPTIONS["qrels"]

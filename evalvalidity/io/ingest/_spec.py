@@ -78,6 +78,8 @@ class Layout:
     description: str
     header: bool = False
     skip_all_rows: bool = False  # trec_eval: lines whose qid is "all" are summaries
+    #: trec_eval reads a run line's first six fields and ignores the rest: so may a line here.
+    extra_fields: bool = False
 
     @property
     def n_fields(self) -> int:
@@ -100,7 +102,12 @@ CORPUS_SIZE = Field("corpus_size", "posint", "corpus size")
 
 #: The headerless whitespace-separated layouts ("trec" format), by kind.
 TREC_LAYOUTS: Final[dict[str, Layout]] = {
-    "run": Layout("run", (QID, None, DOCID, RANK, SCORE, None), "qid Q0 docid rank score tag"),
+    "run": Layout(
+        "run",
+        (QID, None, DOCID, RANK, SCORE, None),
+        "qid Q0 docid rank score tag",
+        extra_fields=True,
+    ),
     "qrels": Layout("qrels", (QID, None, DOCID, REL), "qid iter docid rel"),
     "pools": Layout("pools", (QID, POOL_SIZE), "qid pool_size"),
     "candidates": Layout("candidates", (QID, DOCID), "qid docid"),

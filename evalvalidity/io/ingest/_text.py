@@ -189,6 +189,13 @@ def read_fast(
                 start += batch.num_rows
                 if batch.num_rows and _longest_row_bound(batch) > max_line:
                     raise _Abort  # the exact path names the line
+                first = batch.column(names[0])
+                if (
+                    batch.num_rows
+                    and pa.types.is_string(first.type)
+                    and pc.any(pc.starts_with(pc.utf8_ltrim(first, characters=" \t"), "#")).as_py()
+                ):
+                    raise _Abort  # a comment line: the exact path skips it
                 for i, spec in enumerate(layout.fields):
                     column = batch.column(names[i])
                     if spec is None and not whitespace:
@@ -350,7 +357,9 @@ def _split_sql(det: Detected) -> str:
     )
     return (
         f"SELECT line, l, err, len(f) AS n, {kept} FROM (SELECT line, l, err, {split} AS f"
-        f" FROM batch WHERE line > {int(det.header_line)} AND trim(l, ' ' || chr(9)) <> '')"
+        f" FROM batch WHERE line > {int(det.header_line)} AND trim(l, ' ' || chr(9)) <> ''"
+        # trec_eval's comment lines
+        " AND NOT starts_with(ltrim(l, ' ' || chr(9)), '#'))"
     )
 
 
