@@ -364,18 +364,30 @@ def test_the_scenarios_produce_every_new_rule():
     assert {(r.code, r.severity) for r in RULES if r.code in NEW_CODES} <= produced
 
 
-def test_the_nulls_that_rerank_the_run_are_capped_with_a_note():
+def test_the_nulls_that_read_every_position_are_capped_with_a_note():
     from evalvalidity.analysis.nulls import other_nulls
     from evalvalidity.analysis.pools import build_benchmark, compute_floor
 
     run, qrels = _hub_benchmark()
-    metric, pool = parse_metric("rr@10"), PoolSpec(corpus_size=5000)
+    pool = PoolSpec(corpus_size=5000)
+    # Without a cutoff the nulls read (and sort) the whole run: capped.
+    metric = parse_metric("rr")
     bench = build_benchmark(qrels, pool, metric)
     floor, _ = compute_floor(bench, metric, pool, np.random.default_rng(0))
     capped = other_nulls(bench, floor, metric, pool, qrels, run=run, max_rows=len(run) - 1)
     assert capped.query_independent.shuffle is None and capped.holes is None
     assert capped.query_independent.popularity is not None and capped.segments is not None
-    assert "above the cap of 599" in capped.notes[0]
+    assert "above the cap of 599" in capped.notes[0] and "no cutoff" in capped.notes[0]
+    # With one they read only the top of the ranking: no cap, the same as uncapped.
+    metric = parse_metric("rr@10")
+    bench = build_benchmark(qrels, pool, metric)
+    floor, _ = compute_floor(bench, metric, pool, np.random.default_rng(0))
+    small_cap = other_nulls(bench, floor, metric, pool, qrels, run=run, max_rows=1)
+    whole = other_nulls(bench, floor, metric, pool, qrels, run=run)
+    assert small_cap.query_independent.shuffle is not None and small_cap.holes is not None
+    assert small_cap.query_independent.shuffle == whole.query_independent.shuffle
+    assert small_cap.holes.interval == whole.holes.interval
+    assert not any("cap" in note for note in small_cap.notes)
     sparse = other_nulls(bench, floor, metric, pool, qrels, run=run, max_hits=59)
     assert sparse.query_independent.shuffle is None
     assert "above the cap of 59" in sparse.notes[0]

@@ -341,3 +341,105 @@ def test_hub_documents_order_and_messages():
         "The 'top' parameter of hub_documents must be an int >= 1. Got 0 instead."
     )):  # fmt: skip
         hub_documents([0], [1], n_queries=1, top=0)
+
+
+# --------------------------------------------------------------------------- the kept ranking
+
+
+def _tied_run(rng: np.random.Generator, n_queries: int, n_docs: int = 120):
+    """A run with many tied scores (few distinct values) and its ranks, over n_docs ids."""
+    import pyarrow as pa
+
+    rows = []
+    for q in range(n_queries):
+        n = int(rng.integers(1, 50))
+        docs = rng.choice(n_docs, n, replace=False)
+        scores = rng.integers(0, int(rng.integers(1, 6)), n).astype(float)
+        rows += [
+            (f"q{q}", f"d{d}", s, i + 1) for i, (d, s) in enumerate(zip(docs, scores, strict=True))
+        ]
+    columns = list(zip(*rows, strict=True))
+    return pa.table(
+        {"qid": columns[0], "docid": columns[1], "score": columns[2], "rank": columns[3]}
+    )
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "average", "given"])
+@pytest.mark.parametrize("with_units", [False, True])
+def test_the_scorers_kept_ranking_is_the_top_of_the_whole_ranking(ties, with_units):
+    """Bounded by each query's depth-th score, it is the exact top of the sorted ranking."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evalvalidity.io.scoring import rank_run, score_run
+
+    rng = np.random.default_rng(7)
+    units = (
+        pa.table(
+            {
+                "chunk_id": [f"d{i}" for i in range(120)],
+                "doc_id": [f"D{i // 3}" for i in range(120)],
+            }
+        )
+        if with_units
+        else None
+    )
+    for _ in range(6):
+        run = _tied_run(rng, int(rng.integers(2, 12)))
+        n = len(set(run.column("qid").to_pylist()))
+        judged = [f"q{q}" for q in range(n) if q % 3]  # the others are unjudged
+        qrels = pa.table({"qid": judged, "docid": ["d1"] * len(judged), "rel": [1] * len(judged)})
+        full = rank_run(run, units=units, ties="average")
+        full = full.filter(pc.is_in(full["qid"], pa.array(judged)))
+        for depth in (1, 3, 12, None):
+            kept = score_run(
+                run, qrels, "rr@10", units=units, ties=ties, keep_ranking=True, ranking_depth=depth
+            ).ranking
+            want = full
+            if depth is not None:
+                near = pc.or_(
+                    pc.less_equal(full["position"], depth), pc.less_equal(full["tie_start"], depth)
+                )
+                want = full.filter(near)
+            want = want.select(["qid", "docid", "position", "tie_start", "tie_size"])
+            assert kept.equals(want), (ties, depth)
+
+
+def test_the_check_reuses_the_scorers_ranking_and_runs_the_nulls_at_any_size(monkeypatch):
+    """The nulls read the scorer's ranking (none is made again) and equal those made apart."""
+    import pyarrow as pa
+
+    from evalvalidity.analysis import check, nulls
+    from evalvalidity.analysis.plan import PoolSpec
+
+    rng = np.random.default_rng(3)
+    run = _tied_run(rng, 30)
+    qrels = pa.table(
+        {
+            "qid": [f"q{q}" for q in range(30)],
+            "docid": [f"d{q}" for q in range(30)],
+            "rel": [1] * 30,
+        }
+    )
+    calls = []
+    monkeypatch.setattr(nulls, "top_ranking", lambda *a: calls.append(a) or None)
+    result = check.check_tables(run, qrels, pool=PoolSpec(corpus_size=200), seeds=8)
+    assert calls == []  # nothing ranked again
+    assert result.nulls.holes is not None and result.nulls.ties is not None
+    assert not any("skipped" in note for note in result.notes)
+    monkeypatch.undo()
+    bench = check.build_benchmark(qrels, PoolSpec(corpus_size=200), result.metric)
+    apart = nulls.other_nulls(
+        bench,
+        result.floor,
+        result.metric,
+        PoolSpec(corpus_size=200),
+        qrels,
+        run=run,
+        min_detectable=result.nulls.min_detectable,
+        model_score=result.flat_mean,
+    )
+    assert apart.holes.interval == result.nulls.holes.interval
+    assert apart.ties.interval == result.nulls.ties.interval
+    assert apart.query_independent.shuffle == result.nulls.query_independent.shuffle
+    assert apart.self_hits == result.nulls.self_hits

@@ -39,7 +39,7 @@ from evalvalidity.analysis.check1 import builtin_check1, harness_check1
 from evalvalidity.analysis.check2 import aligned, fully_tied, noise_check, tied_queries
 from evalvalidity.analysis.consistency import check_consistency
 from evalvalidity.analysis.headroom import headroom, power, triage
-from evalvalidity.analysis.nulls import other_nulls, rule_units
+from evalvalidity.analysis.nulls import RANKING_MAX_ROWS, other_nulls, ranking_depth, rule_units
 from evalvalidity.analysis.plan import (
     CheckInputs,
     CheckPlan,
@@ -296,10 +296,21 @@ def check_benchmark(
             units = rule_units(inputs, plan.units_rule)
 
     model = None
+    scored = None
     if inputs.run is not None:
         if progress:
             progress(0.1, "Scoring the run")
-        scored = score_run(inputs.run, qrels, [metric], units=units, ties=ties, run_name=run_name)
+        # The scorer keeps the top of the ranking the other nulls read (no re-ranking there).
+        scored = score_run(
+            inputs.run,
+            qrels,
+            [metric],
+            units=units,
+            ties=ties,
+            run_name=run_name,
+            keep_ranking=metric.k is not None or len(inputs.run) <= RANKING_MAX_ROWS,
+            ranking_depth=ranking_depth(metric),
+        )
         model = aligned(scored, metric, bench.qids)
         if scored.unranked_qids:
             notes.append(
@@ -447,6 +458,7 @@ def check_benchmark(
         model_score=flat_mean,
         query_texts=inputs.query_texts,
         corpus_texts=inputs.corpus_texts,
+        ranking=scored.ranking if scored is not None else None,
     )
     notes.extend(nulls.notes)
     live_result = noise_result if plan.noise_source == "live" else None

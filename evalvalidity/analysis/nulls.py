@@ -82,6 +82,7 @@ __all__ = [
     "SEGMENT_SAMPLE",
     "SHUFFLE_MAX_HITS",
     "Coded",
+    "ranking_depth",
 ]
 
 #: The query-shuffle null is skipped (with a note) when its join holds more (pair, hit) rows:
@@ -96,8 +97,10 @@ NULL_SHARE = 0.1
 #: judged@k is reported at the metric's cutoff, or at this depth for a metric without one.
 HOLES_K = 10
 
-#: The nulls that re-rank the run (query shuffle, self-hits, holes, ties) are skipped with a
-#: note above this many run rows: re-ranking takes about 4 s per million rows on two cores.
+#: The nulls that read the ranking (query shuffle, self-hits, holes, ties) read only its top
+#: (the metric's cutoff and a slack) and have no cap; for a metric without a cutoff they read
+#: every position, which sorts the whole run (n log n) and holds it: they are then skipped,
+#: with a note, above this many run rows.
 RANKING_MAX_ROWS = 1_000_000
 
 #: Segment ids are recognised on the run's first rows (ids of one run share their form).
@@ -441,23 +444,25 @@ def top_ranking(run: pa.Table, units: pa.Table | None, depth: int | None) -> pa.
 
     As :func:`~evalvalidity.io.scoring.rank_run` with ties ``average`` (the run is already
     validated by the scorer), but only the rows at positions <= depth + a slack, or in a tie
-    group starting <= depth, leave DuckDB: on a 7M-line run that is a few hundred thousand.
+    group starting <= depth, leave DuckDB (:func:`~evalvalidity.io.scoring.top_ranking_sql`:
+    without units, only those rows are sorted). The check takes the scorer's instead
+    (``score_run(..., keep_ranking=True)``); this is for a run scored elsewhere.
     """
-    from evalvalidity.io.scoring import _connect, _ranking_sql
+    from evalvalidity.io.scoring import _connect, top_ranking_sql
 
     con = _connect(run, None, units)
     try:
-        sql = _ranking_sql("average", units is not None, False, positions=True, groups=True)
-        where = (
-            ""
-            if depth is None
-            else f" WHERE position <= {int(depth) + _SLACK} OR tie_start <= {int(depth)}"
-        )
-        return con.sql(
-            f"SELECT qid, docid, position, tie_start, tie_size FROM ({sql}){where}"
-        ).to_arrow_table()
+        deep = None if depth is None else int(depth) + _SLACK
+        scores = run.column("score").null_count == 0
+        sql = top_ranking_sql(units is not None, False, deep, scores=scores)
+        return con.sql(sql).to_arrow_table()
     finally:
         con.close()
+
+
+def ranking_depth(metric: Metric) -> int | None:
+    """The depth of the ranking the nulls read: the metric's cutoff and a slack (None: all)."""
+    return None if metric.k is None else metric.k + _SLACK
 
 
 def rule_units(inputs: Any, rule: str) -> pa.Table:
@@ -486,6 +491,7 @@ def other_nulls(
     corpus_texts: pa.Table | None = None,
     max_hits: int = SHUFFLE_MAX_HITS,
     max_rows: int = RANKING_MAX_ROWS,
+    ranking: pa.Table | None = None,
 ) -> OtherNulls:
     """Run every other null on one benchmark (see the module notes).
 
@@ -513,18 +519,23 @@ def other_nulls(
     max_hits : int
         The query-shuffle null's cap (:data:`SHUFFLE_MAX_HITS`).
     max_rows : int
-        The cap on the run's rows of the nulls that re-rank it (:data:`RANKING_MAX_ROWS`).
+        The cap on the run's rows when ``metric`` has no cutoff (:data:`RANKING_MAX_ROWS`).
+    ranking : pyarrow.Table, optional
+        The top of the run's ranking as the scorer kept it (``score_run(...,
+        keep_ranking=True, ranking_depth=ranking_depth(metric))``); without it the run is
+        ranked here (:func:`top_ranking`).
     """
     notes: list[str] = []
-    ranking = None
     whole = run
-    if run is not None and len(run) > max_rows:
+    if run is not None and metric.k is None and len(run) > max_rows:
         notes.append(
             f"The query-shuffle null, self-hits, judgement holes and tie bounds were skipped:"
-            f" the run has {len(run):,} rows, above the cap of {max_rows:,}."
+            f" {metric.name} has no cutoff, so they read every position of the run's"
+            f" {len(run):,} rows (a sort of the whole run, held in memory), above the cap of"
+            f" {max_rows:,}; a metric with a cutoff (e.g. {metric.family}@10) has no cap."
         )
-        run = None
-    if run is not None:
+        run = ranking = None
+    if run is not None and ranking is None:
         ranking = top_ranking(run, units, metric.k)
     extra = []
     if pool.kind == "candidates" and pool.candidates is not None:

@@ -134,6 +134,10 @@ class ScoreResult:
         Rows of the run (chunks when units are used) that belong to scored queries.
     n_dedup_dropped : int
         Of those, chunk rows dropped as later occurrences of a document (0 without units).
+    ranking : pyarrow.Table or None
+        With ``keep_ranking``: the top of every scored query's deduplicated ranking in
+        trec_eval's order, ``qid, docid, position, tie_start, tie_size`` (see
+        :func:`top_ranking_sql`), sorted by qid then position; None otherwise.
     """
 
     metrics: tuple[Metric, ...]
@@ -146,6 +150,7 @@ class ScoreResult:
     unranked: str
     n_ranked_rows: int
     n_dedup_dropped: int
+    ranking: pa.Table | None = None
 
     @property
     def n_queries(self) -> int:
@@ -454,6 +459,60 @@ def _ranking_sql(
         SELECT qid, docid, score{extra}, chunk_id, n_chunks FROM documents"""
 
 
+def top_ranking_sql(
+    with_units: bool,
+    restrict: bool,
+    depth: int | None,
+    *,
+    ranked: str = "",
+    bars: str = "",
+    scores: bool = True,
+) -> str:
+    """SQL of the top of each query's ranking, in trec_eval's order, with its tie groups.
+
+    Columns ``qid, docid, position, tie_start, tie_size``: the rows at positions <= ``depth``
+    and every row of a tie group that starts there (``depth`` None: every row). Positions follow
+    score descending, then docid descending (documents: their first chunk's position); a tie
+    group is the items sharing a score, ``tie_start`` its first position.
+
+    Without units nothing is sorted but these rows: the ``depth``-th largest score of each
+    query (a grouped top-``depth`` aggregate, one pass) bounds the rows that can be above it,
+    and every row at or above a score it holds is among them, so positions and groups counted
+    within them are those of the whole ranking. ``ranked`` names a table already holding the
+    ranking of :func:`_ranking_sql` with positions and groups (the scorer's, with units);
+    ``bars`` a table of ``qid, bar`` (the scorer's per-query counts, which hold the bound).
+    ``scores`` says every score is present (not null), which bounding by a score needs.
+    """
+    if depth is not None and (not isinstance(depth, int) or depth < 1):
+        raise ParameterError(f"The ranking depth must be an int >= 1. Got {depth!r} instead.")
+    cut = "" if depth is None else f" WHERE position <= {depth} OR tie_start <= {depth}"
+    columns = "qid, docid, position, tie_start, tie_size"
+    if with_units or depth is None or not scores:
+        source = ranked or (
+            f"({_ranking_sql('average', with_units, restrict, positions=True, groups=True)})"
+        )
+        return f"SELECT {columns} FROM {source}{cut} ORDER BY qid, position"
+    where = " WHERE qid IN (SELECT qid FROM scored)" if restrict else ""
+    bound = bars or f"(SELECT qid, {_bar_sql(depth)} AS bar FROM run{where} GROUP BY qid)"
+    scored = " AND r.qid IN (SELECT qid FROM scored)" if restrict and bars else ""
+    return f"""
+        WITH near AS (SELECT r.qid, r.docid, r.score FROM run r JOIN {bound} b USING (qid)
+                 WHERE (b.bar IS NULL OR r.score >= b.bar){scored}),
+        ranked AS (
+            SELECT qid, docid,
+                   row_number() OVER (PARTITION BY qid ORDER BY score DESC, docid DESC)
+                       AS position,
+                   rank() OVER (PARTITION BY qid ORDER BY score DESC) AS tie_start,
+                   count(*) OVER (PARTITION BY qid, score) AS tie_size
+            FROM near)
+        SELECT {columns} FROM ranked{cut} ORDER BY qid, position"""
+
+
+def _bar_sql(depth: int) -> str:
+    """The ``depth``-th largest score of a group (NULL when it has fewer rows), as SQL."""
+    return f"max(score, {int(depth)})[{int(depth)}]"
+
+
 def _connect(
     run: pa.Table | pads.Dataset,
     qrels: pa.Table | None,
@@ -598,6 +657,8 @@ def score_run(
     qrels_name: str = "qrels",
     units_name: str = "units",
     memory_limit: str | None = None,
+    keep_ranking: bool = False,
+    ranking_depth: int | None = None,
 ) -> ScoreResult:
     r"""Score a run against judgements, per query, with trec_eval semantics.
 
@@ -624,6 +685,13 @@ def score_run(
         DuckDB's memory limit for this call (e.g. ``"2GB"``); past it, sorts and joins spill
         to disk. With ``run`` a :class:`pyarrow.dataset.Dataset`, this bounds the memory of
         scoring a run larger than memory.
+    keep_ranking : bool
+        Also return the top of each scored query's ranking (``ScoreResult.ranking``), for the
+        checks that read the ranking itself: always in trec_eval's order with its tie groups,
+        whatever ``ties``; with units, the scorer's own deduplicated ranking.
+    ranking_depth : int, optional
+        The kept ranking's depth: positions <= ``ranking_depth`` and every row of a tie group
+        starting there (None: every row, which sorts the whole run).
 
     Returns
     -------
@@ -673,6 +741,13 @@ def score_run(
     run_name = _check_name(run_name, "run_name", "score_run")
     qrels_name = _check_name(qrels_name, "qrels_name", "score_run")
     units_name = _check_name(units_name, "units_name", "score_run")
+    if ranking_depth is not None and (
+        isinstance(ranking_depth, bool) or not isinstance(ranking_depth, int) or ranking_depth < 1
+    ):
+        raise ParameterError(
+            "The 'ranking_depth' parameter of score_run must be an int >= 1 or None. Got"
+            f" {ranking_depth!r} instead."
+        )
     if memory_limit is not None and not (isinstance(memory_limit, str) and memory_limit):
         raise ParameterError(
             "The 'memory_limit' parameter of score_run must be a size such as '2GB'. Got"
@@ -688,7 +763,10 @@ def score_run(
         _check_run(con, run, ties, run_name, unique_pairs=unique_pairs)
         if units_t is not None:
             _check_units(con, units_t, run, run_name, units_name)
-        return _score(con, metric_list, units_t is not None, ties, unranked, run_name, qrels_name)
+        keep = (ranking_depth,) if keep_ranking else None
+        return _score(
+            con, metric_list, units_t is not None, ties, unranked, run_name, qrels_name, keep
+        )
     finally:
         con.close()
 
@@ -701,9 +779,21 @@ def _score(
     unranked: str,
     run_name: str,
     qrels_name: str,
+    keep: tuple[int | None] | None = None,
 ) -> ScoreResult:
+    """Score on an open connection; ``keep`` = (depth,) also keeps the top of the ranking."""
     judged_qids = _strings(con.sql("SELECT DISTINCT qid FROM qrels").fetchnumpy()["qid"])
-    counts = con.sql("SELECT qid, count(*) AS n FROM run GROUP BY qid").fetchnumpy()
+    bars = ""
+    if keep is not None and keep[0] is not None and not with_units and ties != "given":
+        # The bound of the kept ranking's rows comes with the counts, from the same pass.
+        con.execute(
+            "CREATE TEMP TABLE run_counts AS SELECT qid, count(*) AS n,"
+            f" {_bar_sql(keep[0])} AS bar FROM run GROUP BY qid"
+        )
+        bars = "run_counts"
+        counts = con.sql("SELECT qid, n FROM run_counts").fetchnumpy()
+    else:
+        counts = con.sql("SELECT qid, count(*) AS n FROM run GROUP BY qid").fetchnumpy()
     run_qids = _strings(counts["qid"])
     if len(judged_qids) == 0:
         raise InputDataError(f"{qrels_name} judges no query: nothing to score.")
@@ -761,6 +851,14 @@ def _score(
             hits_sql = _counting_sql(ties)
     else:
         # The ranking is computed once and also counted, for the number of dropped chunks.
+        restrict = len(unjudged_qids) > 0
+        if keep is not None and ties != "given":
+            # Kept for the later checks: the same ranking, with positions and tie groups both.
+            con.execute(
+                "CREATE TEMP TABLE ranked_documents AS "
+                + _ranking_sql(ties, True, restrict, positions=True, groups=True)
+            )
+            ranking = "SELECT * FROM ranked_documents"
         hits_sql = f"""
             WITH ranking AS MATERIALIZED ({ranking})
             SELECT s.qi, {found}, j.rel, 0 AS n_documents FROM ranking r
@@ -768,6 +866,19 @@ def _score(
             UNION ALL
             SELECT -1, {"NULL, NULL" if grouped else "NULL"}, NULL, count(*) FROM ranking"""
     hit_rows = con.sql(hits_sql).fetchnumpy()
+    top = None
+    if keep is not None:
+        reuse = "ranked_documents" if with_units and ties != "given" else ""
+        top = con.sql(
+            top_ranking_sql(
+                with_units,
+                len(unjudged_qids) > 0,
+                keep[0],
+                ranked=reuse,
+                bars=bars,
+                scores=ties != "given",
+            )
+        ).to_arrow_table()
     n_dedup_dropped = 0
     if with_units:
         tail = np.asarray(hit_rows["qi"]) < 0
@@ -805,6 +916,7 @@ def _score(
         unranked=unranked,
         n_ranked_rows=n_ranked_rows,
         n_dedup_dropped=n_dedup_dropped,
+        ranking=top,
     )
 
 
