@@ -142,6 +142,13 @@ def add_decision_arguments(parser: argparse.ArgumentParser) -> None:
         "in order (valid however early you stop)",
     )
     group.add_argument(
+        "--undecided",
+        choices=("pass", "fail"),
+        default="pass",
+        help="with --sequential: the gate's outcome when the queries run out before the "
+        "sequence decides: pass (default; exit 0) or fail (exit 1, as a regression)",
+    )
+    group.add_argument(
         "--history",
         metavar="LABEL",
         nargs="?",
@@ -307,6 +314,8 @@ def _decisions(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
     if (args.allowed_drop or args.sequential) and not args.baseline:
         raise ParameterError("--allowed-drop and --sequential go with --baseline PREVIOUS.json.")
+    if args.undecided != "pass" and not args.sequential:
+        raise ParameterError("--undecided goes with --sequential.")
     baseline = None
     if args.baseline:
         try:
@@ -344,7 +353,12 @@ def _decisions(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         mean = baseline.mean if baseline.mean is not None else 0.0
         drop = gate.parse_allowed_drop(args.allowed_drop, result.metric.name, mean)
         extras["gate"] = gate.regression_gate(
-            baseline, result, allowed_drop=drop, clusters=clusters, sequential=args.sequential
+            baseline,
+            result,
+            allowed_drop=drop,
+            clusters=clusters,
+            sequential=args.sequential,
+            undecided=args.undecided,
         )
     return result, extras
 
@@ -412,5 +426,5 @@ def run(args: argparse.Namespace) -> int:
 
         write_output_file(args.output, text)
     sys.stdout.write(text)
-    regressed = "gate" in extras and extras["gate"].regressed
-    return 1 if result.verdict in _GATES[args.fail_on] or regressed else 0
+    gate_failed = "gate" in extras and not extras["gate"].passed
+    return 1 if result.verdict in _GATES[args.fail_on] or gate_failed else 0
