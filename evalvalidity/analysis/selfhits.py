@@ -176,6 +176,48 @@ def _own_codes(coded: Coded) -> np.ndarray:
     return np.asarray(index.to_numpy(zero_copy_only=False), np.int64)
 
 
+def _floor_without(
+    coded: Coded,
+    floor: Floor,
+    pool: PoolSpec,
+    metric: Metric,
+    qrels: pa.Table,
+    drop_gold: np.ndarray,
+) -> float | None:
+    """The mean floor of the judgements without (q, q) (None when it cannot be computed).
+
+    An exact floor is a per-query value: only the queries that judge themselves are computed
+    again (a query left with no judgement leaves the mean); a Monte Carlo one (units, a metric
+    not exact under deduplication) is drawn again for every query.
+    """
+    not_self = pc.invert(pc.equal(qrels.column("qid"), qrels.column("docid")))
+    exact = pool.kind != "units" or pool.analytic_unit != "documents"
+    if not (exact or metric.spec.exact_under_dedup) or len(floor.expected) != coded.n_queries:
+        try:
+            return float(np.mean(benchmark_floor(qrels.filter(not_self), pool, metric).expected))
+        except (ParameterError, InputDataError):
+            return None
+    changed = np.unique(coded.gold_query[drop_gold])
+    names = pa.array(coded.qids[changed].astype(object), pa.string())
+    kept = qrels.filter(pc.and_(not_self, pc.is_in(qrels.column("qid"), value_set=names)))
+    expected = np.asarray(floor.expected, dtype=np.float64).copy()
+    present = np.ones(len(expected), bool)
+    present[changed] = False
+    if kept.num_rows:
+        try:
+            again = benchmark_floor(kept, pool, metric)
+        except (ParameterError, InputDataError):
+            return None
+        # benchmark_floor's queries are sorted by id, as coded.qids are
+        ids = np.asarray(sorted(set(kept.column("qid").to_pylist())), dtype=object)
+        at = np.searchsorted(coded.qids[changed], ids)
+        expected[changed[at]] = again.expected
+        present[changed[at]] = True
+    if not present.any():
+        return None
+    return float(np.mean(expected[present]))
+
+
 def self_hits(
     coded: Coded,
     metric: Metric,
@@ -216,11 +258,7 @@ def self_hits(
     floor_with = float(np.mean(floor.expected)) if len(floor.expected) else 0.0
     floor_without: float | None = floor_with
     if judged_self:
-        cleaned = qrels.filter(pc.invert(pc.equal(qrels.column("qid"), qrels.column("docid"))))
-        try:
-            floor_without = float(np.mean(benchmark_floor(cleaned, pool, metric).expected))
-        except (ParameterError, InputDataError):
-            floor_without = None
+        floor_without = _floor_without(coded, floor, pool, metric, qrels, drop_gold)
     return SelfHits(
         queries_as_documents=queries_as_documents,
         ranked_self=ranked_self,

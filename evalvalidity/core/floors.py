@@ -1575,10 +1575,14 @@ def infer_benchmark_pool_size(
     flat_end = np.array([max(smallest, float(_flat_end(family, k, cg, cr).min()))])
 
     def evaluate(x: FloatArray, idx: IndexArray) -> FloatArray:
-        out = np.empty(len(x))
-        for i, value in enumerate(x):
-            floors = _expected_continuous(family, k, np.full(len(cg), value), cg, cr)
-            out[i] = float(np.dot(share, floors))
+        # Every (x, class) pair in one call (the recurrence loops over G once for all).
+        m, c = len(x), len(cg)
+        floors = _expected_continuous(
+            family, k, np.repeat(np.asarray(x, np.float64), c), np.tile(cg, m), np.tile(cr, m)
+        ).reshape(m, c)
+        out = np.empty(m)
+        for i in range(m):
+            out[i] = float(np.dot(share, floors[i]))
         return out
 
     maximum = evaluate(flat_end, np.zeros(1, dtype=np.intp))
