@@ -74,8 +74,12 @@ def test_render_html_states_the_verdict_and_its_reasons(pool8):
     verdict = re.search(r"<div class='verdict' id='verdict'[^>]*>(.*?)</div>", page).group(1)
     assert re.sub(r"<[^>]+>", "", verdict) == f"Benchmark health: {pool8.verdict}"
     assert pool8.verdict == "broken"
+    number = re.compile(r"[<>≤]?\s?[−+-]?\d[\d,.]*(?:e[-+]?\d+)?\s?[%×]?")
     for reason in pool8.reasons:
-        assert html_report._esc(reason.message) in page
+        shown = html_report.reason_text(reason)
+        assert html_report._esc(shown) in page
+        # The same words as the message: only the numbers are rewritten.
+        assert number.sub("#", shown) == number.sub("#", reason.message)
     assert charts.VERDICT_COLOURS["broken"] in page
 
 
