@@ -262,6 +262,11 @@ def chart_png(chart: alt.Chart | alt.LayerChart, *, scale: float = 2.0) -> bytes
     return bytes(vlc.vegalite_to_png(spec, scale=float(scale), allowed_base_urls=[]))
 
 
+def _hn(value: Any, kind: NumberKind = "score", *, resolution: float | None = None) -> str:
+    """:func:`~evalvalidity.report.numbers.format_number`, escaped for the page's markup."""
+    return _esc(num(value, kind, resolution=resolution))
+
+
 def _interval(estimate: Any, low: Any, high: Any, kind: NumberKind = "score") -> str:
     return f"{num(estimate, kind)} [{num(low, kind)}, {num(high, kind)}]"
 
@@ -368,10 +373,10 @@ def _query_table(result: CheckResult) -> str:
         )
         body.append(
             f"<tr><td><code>{_esc(row['qid'])}</code></td>"
-            f"<td class='num'>{num(row['pool_size'], 'count')}</td>"
-            f"<td class='num'>{num(row['gold'], 'count')}</td>"
-            f"<td class='num'>{num(row['floor'])}</td><td class='num'>{num(row['ceiling'])}</td>"
-            f"<td class='num'>{num(row['model'])}</td><td>{flags}</td></tr>"
+            f"<td class='num'>{_hn(row['pool_size'], 'count')}</td>"
+            f"<td class='num'>{_hn(row['gold'], 'count')}</td>"
+            f"<td class='num'>{_hn(row['floor'])}</td><td class='num'>{_hn(row['ceiling'])}</td>"
+            f"<td class='num'>{_hn(row['model'])}</td><td>{flags}</td></tr>"
         )
     what = "flagged queries" if not flagged.empty else "queries"
     total = len(flagged) if not flagged.empty else len(frame)
@@ -390,15 +395,15 @@ def _comparison_table(result: CheckResult) -> str:
         return ""
     c = result.comparison
     means = [
-        f"<tr><td><code>{_esc(n)}</code></td><td class='num'>{num(m)}</td></tr>"
+        f"<tr><td><code>{_esc(n)}</code></td><td class='num'>{_hn(m)}</td></tr>"
         for n, m in zip(c.runs, c.means, strict=True)
     ]
     pairs = [
         f"<tr><td><code>{_esc(r.system_a)}</code> − <code>{_esc(r.system_b)}</code></td>"
-        f"<td class='num'>{num(r.difference, 'signed')}</td>"
-        f"<td class='num'>[{num(r.low, 'signed')}, {num(r.high, 'signed')}]</td>"
-        f"<td class='num'>{num(r.adjusted_p_value, 'p')}</td>"
-        f"<td class='num'>{num(r.cohens_dz)}</td>"
+        f"<td class='num'>{_hn(r.difference, 'signed')}</td>"
+        f"<td class='num'>[{_hn(r.low, 'signed')}, {_hn(r.high, 'signed')}]</td>"
+        f"<td class='num'>{_hn(r.adjusted_p_value, 'p')}</td>"
+        f"<td class='num'>{_hn(r.cohens_dz)}</td>"
         f"<td>{'yes' if r.significant else 'no'}</td></tr>"
         for r in c.table.rows
     ]
@@ -429,21 +434,21 @@ def _leaderboard_table(result: CheckResult, leaderboard: tuple[Any, Any] | None)
     for row in board.to_rows():
         separated = row["separated_from_next"]
         rows.append(
-            f"<tr><td class='num'>{num(row['rank'], 'count')}</td>"
+            f"<tr><td class='num'>{_hn(row['rank'], 'count')}</td>"
             f"<td><code>{_esc(row['run'])}</code></td>"
-            f"<td class='num'>{num(row['mean'])}</td>"
-            f"<td class='num'>[{num(row['low'])}, {num(row['high'])}]</td>"
-            f"<td class='num'>{floor}</td><td class='num'>{num(row['adjusted'])}</td>"
-            f"<td class='num'>{num(row['wins'], 'count')} / {num(row['ties'], 'count')} / "
-            f"{num(row['losses'], 'count')}</td>"
-            f"<td class='num'>{num(row['rank_low'], 'count')}–{num(row['rank_high'], 'count')}"
+            f"<td class='num'>{_hn(row['mean'])}</td>"
+            f"<td class='num'>[{_hn(row['low'])}, {_hn(row['high'])}]</td>"
+            f"<td class='num'>{floor}</td><td class='num'>{_hn(row['adjusted'])}</td>"
+            f"<td class='num'>{_hn(row['wins'], 'count')} / {_hn(row['ties'], 'count')} / "
+            f"{_hn(row['losses'], 'count')}</td>"
+            f"<td class='num'>{_hn(row['rank_low'], 'count')}–{_hn(row['rank_high'], 'count')}"
             f"</td><td>{'–' if separated is None else 'yes' if separated else 'no'}</td></tr>"
         )
     pairs = [
         f"<tr><td><code>{_esc(p.run_a)}</code> − <code>{_esc(p.run_b)}</code></td>"
-        f"<td class='num'>{num(p.difference, 'signed')}</td>"
-        f"<td class='num'>{num(p.p_value, 'p', resolution=board.resolution)}</td>"
-        f"<td class='num'>{num(p.adjusted_p_value, 'p', resolution=board.resolution)}</td>"
+        f"<td class='num'>{_hn(p.difference, 'signed')}</td>"
+        f"<td class='num'>{_hn(p.p_value, 'p', resolution=board.resolution)}</td>"
+        f"<td class='num'>{_hn(p.adjusted_p_value, 'p', resolution=board.resolution)}</td>"
         f"<td>{'yes' if p.significant else 'no'}</td></tr>"
         for p in board.pairs
     ]
@@ -462,8 +467,9 @@ def _leaderboard_table(result: CheckResult, leaderboard: tuple[Any, Any] | None)
         f"{num(len(board.runs), 'count')} runs over {num(board.n_queries, 'count')} "
         f"queries{clusters}, best first. Wins, ties and losses count the queries on which a run "
         f"beats, equals or trails {board.baseline}. p-values are {board.correction}-corrected "
-        f"over {num(len(board.pairs), 'count')} pairs; the randomization test cannot go below "
-        f"{num(board.resolution, 'p')}.{detectable}"
+        f"over {num(len(board.pairs), 'count')} pair{'s' if len(board.pairs) != 1 else ''}; the "
+        f"smallest p-value the randomization test can give: {num(board.resolution, 'p')}."
+        f"{detectable}"
     )
     note_items = "".join(f"<li>{_esc(renumber(str(n)))}</li>" for n in notes)
     return (
@@ -538,7 +544,7 @@ def _provenance_section(
         f"<tr><td>{_esc(d.role.replace('_', ' '))}</td><td><code>{_esc(d.name)}</code></td>"
         f"<td>{'<code>' + _esc(d.file_name) + '</code>' if d.file_name else '–'}</td>"
         f"<td>{'<code class=sha>' + _esc(d.sha256) + '</code>' if d.sha256 else 'unknown'}</td>"
-        f"<td class='num'>{num(d.rows, 'count')}</td></tr>"
+        f"<td class='num'>{_hn(d.rows, 'count')}</td></tr>"
         for d in datasets
     ]
     table = (
@@ -703,7 +709,12 @@ def _strip_xml_declaration(svg: str) -> str:
 
 
 def write_report(
-    result: CheckResult, out_dir: str | os.PathLike[str], *, title: str = "Benchmark health report"
+    result: CheckResult,
+    out_dir: str | os.PathLike[str],
+    *,
+    title: str = "Benchmark health report",
+    leaderboard: tuple[Any, Any] | None = None,
+    provenance: Sequence[DatasetProvenance] | None = None,
 ) -> list[Path]:
     """Write the report, the chart images, the JSON and the Markdown into ``out_dir``, whole.
 
@@ -722,6 +733,10 @@ def write_report(
         is empty or holds an earlier report and nothing else.
     title : str
         The report's title.
+    leaderboard : (Leaderboard, notes), optional
+        The leaderboard of the compared runs, for the page and the Markdown summary.
+    provenance : sequence of DatasetProvenance, optional
+        The datasets, for the page (see :func:`render_html`).
 
     Returns
     -------
@@ -764,9 +779,14 @@ def write_report(
     charts = result_charts(result)
     svgs = {name: chart_svg(chart) for name, chart in charts.items()}
     files: list[tuple[str, str | bytes]] = [
-        ("report.html", render_html(result, title=title, svgs=svgs)),
+        (
+            "report.html",
+            render_html(
+                result, title=title, svgs=svgs, leaderboard=leaderboard, provenance=provenance
+            ),
+        ),
         ("check.json", report.to_json(result) + "\n"),
-        ("summary.md", report.to_markdown(result)),
+        ("summary.md", report.to_markdown(result, leaderboard=leaderboard)),
     ]
     for name, chart in charts.items():
         files += [(f"charts/{name}.svg", svgs[name]), (f"charts/{name}.png", chart_png(chart))]
@@ -826,8 +846,16 @@ def _exchange(first: Path, second: Path) -> bool:
     return bool(done == 0)
 
 
-def report_zip(result: CheckResult, *, title: str = "Benchmark health report") -> bytes:
+def report_zip(
+    result: CheckResult,
+    *,
+    title: str = "Benchmark health report",
+    leaderboard: tuple[Any, Any] | None = None,
+    provenance: Sequence[DatasetProvenance] | None = None,
+) -> bytes:
     """Everything :func:`write_report` writes, as one zip archive (for a download button).
+
+    The keywords are :func:`write_report`'s.
 
     Returns
     -------
@@ -849,7 +877,9 @@ def report_zip(result: CheckResult, *, title: str = "Benchmark health report") -
 
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory(prefix="evalvalidity-report-") as folder:
-        paths = write_report(result, folder, title=title)
+        paths = write_report(
+            result, folder, title=title, leaderboard=leaderboard, provenance=provenance
+        )
         with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for path in paths:
                 archive.write(path, arcname=path.relative_to(folder).as_posix())

@@ -131,6 +131,13 @@ _NUMBER: Final = re.compile(
 )
 
 
+_PLAIN: Final = r"[-−]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?"
+# A ratio with its interval, the times sign after the bracket: ``1.05 [0.90, 1.20] ×``.
+_RATIO_INTERVAL: Final = re.compile(
+    rf"(?<![\w@#.])(?P<estimate>{_PLAIN}) \[(?P<low>{_PLAIN}), (?P<high>{_PLAIN})\]\s?×"
+)
+
+
 def _tolerance(token: str) -> float:
     """Half a unit of the last digit ``token`` shows (relative for an exponent)."""
     mantissa, _, exponent = token.partition("e")
@@ -164,6 +171,8 @@ def renumber(text: str, numbers: Mapping[str, Any] | None = None) -> str:
     'A random ranker scores 99.7 % of a perfect one (floor 0.997, z = 3.142).'
     >>> renumber("rr@10: 12345 queries, 0.0001234 mean, 12.3× the floor; 45% judged")
     'rr@10: 12,345 queries, < 0.001 mean, 12.30× the floor; 45.0 % judged'
+    >>> renumber("measured 1.05 [0.90, 1.20] × the exact floor", {"ratio": 1.0473})
+    'measured 1.05× [0.90×, 1.20×] the exact floor'
     """
     exact = {
         key: float(value)
@@ -193,4 +202,19 @@ def renumber(text: str, numbers: Mapping[str, Any] | None = None) -> str:
             return format_number(written / 100, "share")
         return format_number(written, "ratio" if unit == "×" else "score")
 
-    return _NUMBER.sub(replace, text)
+    def ratios(match: re.Match[str]) -> str:
+        shown = []
+        for part in ("estimate", "low", "high"):
+            token = match.group(part)
+            written = float(token.replace(",", "").replace("−", "-"))
+            tolerance = _tolerance(token.lstrip("-−")) + 1e-12
+            value = next((v for v in exact.values() if abs(v - written) <= tolerance), written)
+            shown.append(format_number(value, "ratio"))
+        return f"{shown[0]} [{shown[1]}, {shown[2]}]"
+
+    out, start = [], 0
+    for match in _RATIO_INTERVAL.finditer(text):
+        out += [_NUMBER.sub(replace, text[start : match.start()]), ratios(match)]
+        start = match.end()
+    out.append(_NUMBER.sub(replace, text[start:]))
+    return "".join(out)
