@@ -117,7 +117,11 @@ th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: left; vert
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.key th { font-weight: normal; color: #333; }
 code { font-size: 0.85em; overflow-wrap: anywhere; word-break: break-word; }
+.scroll table:not(.provenance) td code { overflow-wrap: normal; word-break: normal; }
 code.sha { word-break: break-all; }
+table.provenance { width: 100%; table-layout: fixed; }
+table.provenance td { overflow-wrap: anywhere; }
+table.provenance th:nth-child(4) { width: 40%; }
 pre.plan { white-space: pre-wrap; overflow-wrap: anywhere; background: #f7f7f7;
            padding: 0.6rem; font-size: 0.8rem; max-width: 100%; }
 figure { margin: 1.2rem 0; }
@@ -130,6 +134,7 @@ figure svg { display: block; width: 100%; max-width: 860px; height: auto; }
   table { font-size: 0.8rem; }
   th, td { padding: 0.2rem 0.3rem; }
   table.key, table.key tbody, table.key tr, table.key th, table.key td { display: block; }
+  table.key thead { display: none; }
   table.key tr { border-bottom: 1px solid #ddd; padding: 0.2rem 0; }
   table.key th, table.key td { border: none; padding: 0 0.2rem; }
 }
@@ -139,7 +144,8 @@ figure svg { display: block; width: 100%; max-width: 860px; height: auto; }
   h2 { break-after: avoid; page-break-after: avoid; }
   figure, tr, .verdict, pre.plan { break-inside: avoid; page-break-inside: avoid; }
   .scroll { overflow: visible; }
-  table { font-size: 8.5pt; }
+  table { font-size: 8.5pt; width: 100%; table-layout: fixed; }
+  th, td, td.num { white-space: normal; overflow-wrap: anywhere; }
   .verdict, .badge { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
   figure svg { max-width: 100%; }
 }
