@@ -582,3 +582,75 @@ def test_queries_sorts_in_header_words_and_numeric_ids_as_numbers(app_on, tmp_pa
     assert table["qid"].tolist() == ["1", "2", "9", "10", "100"]
     shown = _texts(at.markdown) + _texts(at.caption) + _texts(at.get("metric"))
     assert "None" not in shown and "Infinity" not in shown
+
+
+# --------------------------------------------------- the floor's formula is the one computed
+
+
+def _floor_formula(at: AppTest) -> tuple[str, str, float]:
+    """The Queries page's formula and numbers of the selected query, and its floor."""
+    table = next(d for d in at.dataframe if "floor_share" in d.value.columns).value
+    qid = at.selectbox(key="q_qid").value
+    floor = float(table[table["qid"].astype(str) == qid]["floor"].iloc[0])
+    formula, numbers = (str(e.value).strip("$\n") for e in at.latex[:2])
+    return formula, numbers, floor
+
+
+def test_queries_shows_the_plain_floor_formula_for_a_uniform_order(app_on, demo_root):
+    at = app_on(demo_root).run()  # the toy benchmark: a corpus of 200
+    at.switch_page("views/queries.py").run()
+    assert not at.exception
+    table = next(d for d in at.dataframe if "floor_share" in d.value.columns).value
+    at.selectbox(key="q_qid").select(str(table[table["gold"] == 1]["qid"].iloc[0])).run()
+    formula, numbers, floor = _floor_formula(at)
+    assert formula == r"E[\mathrm{RR}] = \frac{H_K}{N}"
+    assert numbers.startswith(r"\frac{H_{10}}{200}") and numbers.endswith(f"= {floor:.6g}")
+    assert "a uniformly random order of the pool" in _texts(at.markdown)
+
+
+def test_queries_shows_the_deduplicated_floor_formula_for_a_units_map(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.selectbox(key="cfg_example").select("The units bug, fixed").run()
+    at.switch_page("views/queries.py").run()
+    assert not at.exception
+    formula, numbers, floor = _floor_formula(at)
+    # The exponential race over chunk counts, not H_K/N over the documents.
+    assert r"\int_0^1" in formula and r"d\big(x^{C_G}\big)" in formula
+    assert "H_K" not in formula
+    assert numbers.startswith("C_G = ") and numbers.endswith(f"E = {floor:.6g}")
+    chunks = next(d for d in at.dataframe if "chunks" in d.value.columns).value
+    gold = chunks[chunks["grade"] >= 1]
+    assert numbers.startswith(f"C_G = {int(gold['chunks'].sum()):,},")
+    assert "deduplicated to documents" in _texts(at.markdown)
+
+
+def test_queries_shows_graded_ndcg_with_the_gains_used(app_on, tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    # One query, two gold items of grades 1 and 3 in a corpus of 20: docs/math.md's example.
+    ws.add(b"g1 0 a 1\ng1 0 b 3\n", name="graded.qrels", kind="qrels")
+    ws.add(b"g1 Q0 b 1 2.0 r\ng1 Q0 c 2 1.0 r\n", name="graded.run", kind="run")
+    demo.save_presets(
+        ws,
+        [
+            demo.Preset(
+                "graded",
+                "Graded",
+                "",
+                run="graded.run",
+                qrels="graded.qrels",
+                pool_kind="corpus",
+                pool=20,
+                metric="ndcg@10",
+                seeds=2,
+            )
+        ],
+    )
+    at = app_on(tmp_path / "ws").run()
+    at.switch_page("views/queries.py").run()
+    assert not at.exception
+    formula, numbers, floor = _floor_formula(at)
+    assert round(floor, 4) == 0.2503  # linear gains: (3 + 1)/20 · 4.5436 / (3 + 1/log2 3)
+    assert r"\sum_j (g_j)" in formula
+    assert numbers == r"\frac{3 + 1}{20} \cdot 4.5436 \Big/ 3.6309 = " + f"{floor:.6g}"
+    assert "Gains used: the grades 3, 1 of the gold items in the pool" in _texts(at.caption)
+    assert "grade 1" not in numbers
