@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -654,3 +655,119 @@ def test_queries_shows_graded_ndcg_with_the_gains_used(app_on, tmp_path):
     assert numbers == r"\frac{3 + 1}{20} \cdot 4.5436 \Big/ 3.6309 = " + f"{floor:.6g}"
     assert "Gains used: the grades 3, 1 of the gold items in the pool" in _texts(at.caption)
     assert "grade 1" not in numbers
+
+
+# ----------------------------------------------- no "None", "nan" or "Infinity" on screen
+
+PAGES = (
+    "health",
+    "workspace",
+    "queries",
+    "diagnostics",
+    "compare",
+    "live",
+    "report",
+    "suite",
+    "history",
+    "nulls",
+)
+#: What a missing or undefined number turns into when it is printed as it is.
+_LEAKED = re.compile(r"\b(?:None|nan|NaN|inf|Infinity)\b")
+#: Proto fields that are data or identifiers, not text a person reads.
+_NOT_TEXT = {"spec", "data", "datasets", "id", "formId", "key", "arrowData"}
+
+
+def _strings(value: object, path: str = ""):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key not in _NOT_TEXT:
+                yield from _strings(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item, path)
+    elif isinstance(value, str):
+        yield path, value
+
+
+def _leaks(at: AppTest) -> list[str]:
+    """Every text of every element (labels, options, help, values, table cells) that shows a
+    missing or undefined value as a word."""
+    import pandas as pd
+    from google.protobuf.json_format import MessageToDict
+
+    found = []
+    stack = [at.main, at.sidebar]
+    while stack:
+        node = stack.pop()
+        children = getattr(node, "children", None)
+        if children:
+            stack.extend(children.values())
+            continue
+        proto = getattr(node, "proto", None)
+        if proto is None:
+            continue
+        kind = type(node).__name__
+        found += [
+            f"{kind}{p}: {s[:120]!r}"
+            for p, s in _strings(MessageToDict(proto))
+            if _LEAKED.search(s)
+        ]
+        value = getattr(node, "value", None) if kind == "Dataframe" else None
+        if isinstance(value, pd.DataFrame):
+            shown = value.astype(object).where(value.notna(), "None").astype(str)
+            found += [
+                f"{kind} column {c!r}"
+                for c in shown.columns
+                if shown[c].str.contains(_LEAKED).any()
+            ]
+    return found
+
+
+def _sweep(at: AppTest) -> dict[str, list[str]]:
+    leaks = {}
+    for page in PAGES:
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        if found := _leaks(at):
+            leaks[page] = found
+    return leaks
+
+
+def test_no_page_shows_none_nan_or_infinity_on_the_demo(app_on, demo_root):
+    at = app_on(demo_root).run()
+    assert _sweep(at) == {}
+    at.switch_page("views/health.py").run()
+    at.selectbox(key="cfg_example").select("The units bug: chunks counted, files scored").run()
+    assert _sweep(at) == {}
+
+
+def test_no_page_shows_none_nan_or_infinity_on_five_queries(app_on, tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    # Five queries: one with no gold in the run's top ten, one not ranked at all, grades 1-2.
+    qrels = "".join(f"q{i} 0 d{i} {1 + i % 2}\n" for i in range(1, 6))
+    run = "".join(
+        f"q{i} Q0 {f'd{i}' if (i != 2 and j == i) else f'x{i}-{j}'} {j} {20 - j} r\n"
+        for i in range(1, 5)
+        for j in range(1, 12)
+    )
+    ws.add(qrels.encode(), name="five.qrels", kind="qrels")
+    ws.add(run.encode(), name="five.run", kind="run")
+    demo.save_presets(
+        ws,
+        [
+            demo.Preset(
+                "five",
+                "Five queries",
+                "",
+                run="five.run",
+                qrels="five.qrels",
+                pool_kind="corpus",
+                pool=50,
+                seeds=2,
+            )
+        ],
+    )
+    at = app_on(tmp_path / "ws").run()
+    verdicts = _texts(at.success) + _texts(at.warning) + _texts(at.error)
+    assert "rr@10, 5 queries" in verdicts
+    assert _sweep(at) == {}

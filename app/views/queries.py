@@ -97,8 +97,11 @@ shown = frame[mask].sort_values(
     sort_by, ascending=not descending, kind="stable", key=natural if sort_by == "qid" else None
 )
 st.caption(f"{len(shown):,} of {len(frame):,} queries")
+# A column with no value at all (no noise run: no noise score, no z) is left out, not shown as
+# a column of "None".
+unmeasured = [c for c in frame.columns if frame[c].isna().all()]
 picked = st.dataframe(
-    shown,
+    shown.drop(columns=unmeasured),
     hide_index=True,
     key="q_table",
     on_select="rerun",
@@ -238,8 +241,18 @@ with ranking_col:
             if ranked.empty:
                 st.info("The run has no ranking for this query: it scores 0.")
             else:
+                judged = ranked["grade"].notna().tolist()
+                grades = ranked["grade"].tolist()
                 ranked = ranked.assign(
-                    gold=["★ gold" if (g is not None and g > 0) else "" for g in ranked["grade"]]
+                    gold=[
+                        "★ gold" if ok and g > 0 else ""
+                        for ok, g in zip(judged, grades, strict=True)
+                    ],
+                    # An item without a judgement says so (a missing grade would read "None").
+                    grade=[
+                        f"{int(g)}" if ok else "unjudged"
+                        for ok, g in zip(judged, grades, strict=True)
+                    ],
                 )
                 order = ["position", "docid", "chunk_id", "score", "grade", "gold"]
                 st.dataframe(
