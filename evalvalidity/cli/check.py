@@ -309,7 +309,6 @@ def _decisions(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """Run the check with the decision options: (result, {key: object}) for the records."""
     import json
 
-    from evalvalidity.analysis import compare, gate
     from evalvalidity.analysis.check import check_benchmark, load_inputs
     from evalvalidity.io.groups import read_groups
 
@@ -326,6 +325,8 @@ def _decisions(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
             raise ParameterError(f"Cannot read {args.baseline!r}: {exc.strerror}.") from exc
         except ValueError as exc:
             raise ParameterError(f"{args.baseline} is not JSON: {exc}.") from exc
+        from evalvalidity.analysis import gate
+
         baseline = gate.baseline_from_record(record, args.baseline)
     groups = read_groups(args.groups) if args.groups and args.groups != "shared-gold" else None
     plan = saved_plan_from_args(args)
@@ -335,6 +336,9 @@ def _decisions(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     result = check_benchmark(plan, inputs, progress=progress)
     extras: dict[str, Any] = {}
     clusters = None
+    if args.groups or inputs.compare or baseline is not None:
+        # scipy.stats comes with these (about 1.4 s): imported only for the options that use it
+        from evalvalidity.analysis import compare, gate
     if args.groups:
         clusters = compare.query_clusters(
             result.queries.qid, groups=groups, qrels=inputs.qrels if groups is None else None
