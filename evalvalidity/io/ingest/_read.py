@@ -283,7 +283,7 @@ def estimated_text_bytes(source: Source) -> int:
             import pyarrow.parquet as pq
 
             try:
-                metadata = pq.ParquetFile(source.path).metadata
+                metadata = pq.ParquetFile(pa.OSFile(os.fsencode(source.path))).metadata
                 declared = sum(
                     metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups)
                 )
