@@ -363,6 +363,22 @@ if applied is None:
 for p in examples:
     if p.plan == applied.plan:
         st.markdown(f"**{explain.md(p.title)}** — {explain.md(p.summary)}")
+with st.popover("Copy link to this plan", icon=":material/link:"):
+    link = state.plan_link(applied)
+    if link.url is not None:
+        st.code(link.url, language=None, wrap_lines=True)
+        st.caption(
+            "Whoever opens this address sees this plan checked on the shared datasets it "
+            "names. A link names shared datasets only: a private dataset is never named in one."
+        )
+    else:
+        st.warning(
+            "This plan names private datasets ("
+            + ", ".join(explain.md(n) for n in link.private)
+            + "), and a link never names a private dataset. Save them to the shared "
+            "workspace on the Workspace page (Share) to get a link to this plan.",
+            icon=":material/lock:",
+        )
 
 cfg, result = widgets.result_or_stop(stale=pending)
 widgets.verdict_banner(result)
