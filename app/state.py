@@ -44,6 +44,7 @@ from evalvalidity.core.types import Progress
 from evalvalidity.errors import EvalValidityError, ParameterError
 from evalvalidity.io.ingest import KINDS, read
 from evalvalidity.io.workspace import DatasetInfo, Workspace, default_path
+from evalvalidity.report import charts
 
 #: The ways of declaring the pool, as the Health page offers them.
 POOL_KINDS: dict[str, str] = {
@@ -396,17 +397,43 @@ def run_check(cfg: demo.Preset) -> CheckResult:
     EvalValidityError
         What the library raises on bad input, for the page to show.
     """
+    return _check(*_check_key(cfg))
+
+
+def _check_key(
+    cfg: demo.Preset,
+) -> tuple[str, str, tuple[tuple[str, str, str, str, str | None], ...], str | None]:
+    """What the check of ``cfg`` is cached under: workspace, plan, datasets' content, owner."""
     fingerprints = []
     for role, ref in cfg.plan.refs.items():
         info = _visible(ref.name)
         fingerprints.append((role, info.name, info.id, info.sha256, info.owner))
     private = any(f[4] is not None for f in fingerprints)
-    return _check(
+    return (
         str(workspace().path),
         cfg.plan.to_json(indent=None),
         tuple(fingerprints),
         owner() if private else None,
     )
+
+
+#: How many checks' charts a session keeps.
+_MAX_CHARTS = 4
+
+
+def result_charts(cfg: demo.Preset, result: CheckResult) -> dict[str, Any]:
+    """The charts of ``cfg``'s check (``result``), built once per check in this session.
+
+    Every rerun of the Health page (any widget) would otherwise build them again: the most
+    expensive part of the page once the check itself comes from the cache.
+    """
+    store: dict[Any, dict[str, Any]] = st.session_state.setdefault("charts", {})
+    key = _check_key(cfg)
+    if key not in store:
+        while len(store) >= _MAX_CHARTS:
+            store.pop(next(iter(store)))
+        store[key] = charts.result_charts(result)
+    return store[key]
 
 
 def current_result() -> tuple[demo.Preset | None, CheckResult | None, str | None]:

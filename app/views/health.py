@@ -396,7 +396,7 @@ cols[3].metric(
     f"{head.model:.4g}" if head.model is not None else "–",
 )
 
-every = charts.result_charts(result)
+every = state.result_charts(cfg, result)
 st.subheader("The two checks")
 gauges = st.columns(2)
 with gauges[0]:
