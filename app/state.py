@@ -37,6 +37,7 @@ import streamlit as st
 
 from evalvalidity.analysis import examples as demo
 from evalvalidity.analysis.check import check_benchmark
+from evalvalidity.analysis.consistency import check_consistency
 from evalvalidity.analysis.plan import CheckInputs, CheckPlan, PoolSpec
 from evalvalidity.analysis.results import CheckResult
 from evalvalidity.core.metrics import Metric, parse_metric
@@ -325,6 +326,9 @@ MAX_TABLES = 8
 #: How many checks' results it keeps (all sessions together).
 MAX_RESULTS = 64
 
+#: A dataset as a check is keyed on it: (role, name, id, sha256, the dataset's owner).
+Fingerprint = tuple[str, str, str, str, str | None]
+
 
 @st.cache_resource(show_spinner="Loading the datasets…", max_entries=MAX_TABLES, ttl=3600)
 def dataset_table(
@@ -345,19 +349,10 @@ def _load_table(
     return _table(ws, fingerprint, kind, owner)
 
 
-@st.cache_data(
-    show_spinner="Running the checks: floors, Check 1, Check 2, inferred N…",
-    max_entries=MAX_RESULTS,
-)
-def _check(
-    workspace_path: str,
-    plan_json: str,
-    fingerprints: tuple[tuple[str, str, str, str, str | None], ...],
-    owner: str | None = None,
-) -> CheckResult:
-    """The check of a plan; ``fingerprints`` (role, name, id, sha256, dataset's owner) key the
-    cache on content; ``owner`` is the session's owner when the plan names a private dataset."""
-    plan = CheckPlan.from_json(plan_json)
+def _inputs(
+    workspace_path: str, plan: CheckPlan, fingerprints: tuple[Fingerprint, ...]
+) -> CheckInputs:
+    """The tables of a plan, from :func:`dataset_table`, by the fingerprints it was keyed on."""
     kinds = {"run": "run", "qrels": "qrels", "noise_run": "run", "harness_output": "harness"}
     tables: dict[str, pa.Table] = {}
     compare: dict[str, pa.Table] = {}
@@ -385,8 +380,95 @@ def _check(
         spec = PoolSpec(candidates=pool_table)
     else:
         spec = PoolSpec(units=pool_table, analytic_unit=declared.analytic_unit)
-    inputs = CheckInputs(pool=spec, compare=compare, **tables)
-    return check_benchmark(plan, inputs)
+    return CheckInputs(pool=spec, compare=compare, **tables)
+
+
+@st.cache_data(
+    show_spinner="Running the checks: floors, Check 1, Check 2, inferred N…",
+    max_entries=MAX_RESULTS,
+)
+def _check(
+    workspace_path: str,
+    plan_json: str,
+    fingerprints: tuple[Fingerprint, ...],
+    owner: str | None = None,
+) -> CheckResult:
+    """The check of a plan; ``fingerprints`` key the cache on content; ``owner`` is the
+    session's owner when the plan names a private dataset (None otherwise)."""
+    plan = CheckPlan.from_json(plan_json)
+    return check_benchmark(plan, _inputs(workspace_path, plan, fingerprints))
+
+
+def _fingerprints(cfg: demo.Preset) -> tuple[Fingerprint, ...]:
+    fingerprints = []
+    for role, ref in cfg.plan.refs.items():
+        info = _visible(ref.name)
+        fingerprints.append((role, info.name, info.id, info.sha256, info.owner))
+    return tuple(fingerprints)
+
+
+def _check_key(cfg: demo.Preset) -> tuple[str, str, tuple[Fingerprint, ...], str | None]:
+    """What the check of ``cfg`` is cached under: workspace, plan, datasets' content, owner.
+
+    The session's owner is part of the key only when the plan names a private dataset: a plan
+    of shared datasets answers every session from one cached result.
+    """
+    fingerprints = _fingerprints(cfg)
+    private = any(f[4] is not None for f in fingerprints)
+    return (
+        str(workspace().path),
+        cfg.plan.to_json(indent=None),
+        fingerprints,
+        owner() if private else None,
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _consistency(
+    workspace_path: str,
+    plan_json: str,
+    fingerprints: tuple[Fingerprint, ...],
+    owner: str | None = None,
+) -> tuple[str | None, tuple[str, ...]]:
+    plan = CheckPlan.from_json(plan_json)
+    try:
+        inputs = _inputs(workspace_path, plan, fingerprints)
+        found = check_consistency(plan, inputs)
+    except EvalValidityError as exc:
+        return str(exc), ()
+    return None, tuple(f.message for f in found)
+
+
+def consistency(cfg: demo.Preset) -> tuple[str | None, tuple[str, ...]]:
+    """Do a plan's datasets belong together? Asked of a draft before it is checked.
+
+    The library's :func:`~evalvalidity.analysis.consistency.check_consistency` on the plan's
+    tables: the message of the first pair that shares no query or id (the check would refuse
+    the plan) or None, and the warnings about pairs that only partly overlap.
+    """
+    try:
+        key = _check_key(cfg)
+    except EvalValidityError as exc:
+        return str(exc), ()
+    return _consistency(*key)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _qids(workspace_path: str, run: tuple[str, str, str], owner: str | None = None) -> pa.Array:
+    table = _table(Workspace(workspace_path), run, "run", owner)
+    column = table.column("qid")
+    flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    unique: pa.Array = pc.unique(flat)
+    return unique
+
+
+def shares_a_query(run: str, other: str) -> bool:
+    """True when the runs ``run`` and ``other`` rank at least one query in common."""
+    a, b = _fingerprint(run), _fingerprint(other)
+    assert a is not None and b is not None
+    path = str(workspace().path)
+    mine, theirs = _qids(path, a, owner()), _qids(path, b, owner())
+    return bool(len(mine) and len(theirs) and pc.any(pc.is_in(theirs, value_set=mine)).as_py())
 
 
 def run_check(cfg: demo.Preset) -> CheckResult:
@@ -398,23 +480,6 @@ def run_check(cfg: demo.Preset) -> CheckResult:
         What the library raises on bad input, for the page to show.
     """
     return _check(*_check_key(cfg))
-
-
-def _check_key(
-    cfg: demo.Preset,
-) -> tuple[str, str, tuple[tuple[str, str, str, str, str | None], ...], str | None]:
-    """What the check of ``cfg`` is cached under: workspace, plan, datasets' content, owner."""
-    fingerprints = []
-    for role, ref in cfg.plan.refs.items():
-        info = _visible(ref.name)
-        fingerprints.append((role, info.name, info.id, info.sha256, info.owner))
-    private = any(f[4] is not None for f in fingerprints)
-    return (
-        str(workspace().path),
-        cfg.plan.to_json(indent=None),
-        tuple(fingerprints),
-        owner() if private else None,
-    )
 
 
 #: How many checks' charts a session keeps.
