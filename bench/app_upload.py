@@ -22,6 +22,7 @@ Usage::
     .venv/bin/python bench/app_upload.py                 # Cranfield, 3 repeats
     .venv/bin/python bench/app_upload.py --repeats 5
     .venv/bin/python bench/app_upload.py --big --repeats 1
+    .venv/bin/python bench/app_upload.py --compare ../main  # side by side with another checkout
 """
 
 from __future__ import annotations
@@ -118,12 +119,16 @@ def _configure(page: Any, big: bool, files: list[Path]) -> None:
     _choose(page, "Pool dataset", "chunks")
 
 
-def one_repeat(browser: Any, files: list[Path], big: bool) -> list[float]:
-    """The seconds of each of :data:`STEPS` on a fresh server and an empty workspace."""
+def one_repeat(browser: Any, files: list[Path], big: bool, root: Path = ROOT) -> list[float]:
+    """The seconds of each of :data:`STEPS` on a fresh server and an empty workspace.
+
+    ``root`` is the checkout whose dashboard (and package) the server runs.
+    """
     workspace = Path(tempfile.mkdtemp(prefix="evalvalidity-bench-"))
     log_path = workspace.with_suffix(".log")
     env = {
         **os.environ,
+        "PYTHONPATH": str(root),
         "EVALVALIDITY_WORKSPACE": str(workspace),
         "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
         "PYTHONUNBUFFERED": "1",
@@ -135,7 +140,7 @@ def one_repeat(browser: Any, files: list[Path], big: bool) -> list[float]:
                 "-m",
                 "streamlit",
                 "run",
-                str(ROOT / "app" / "main.py"),
+                str(root / "app" / "main.py"),
                 "--server.headless",
                 "true",
                 "--server.port",
@@ -145,7 +150,7 @@ def one_repeat(browser: Any, files: list[Path], big: bool) -> list[float]:
                 "--server.maxUploadSize",
                 "2000",
             ],
-            cwd=ROOT,
+            cwd=root,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -198,6 +203,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--big", action="store_true", help="the 7,000,000-line run of bench/score.py instead"
     )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also time another checkout's dashboard (e.g. the main branch), repeats interleaved",
+    )
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats must be an int >= 1. Got {args.repeats} instead.")
@@ -205,11 +216,13 @@ def main(argv: list[str] | None = None) -> None:
 
     files = _files(args.big)
     load_before = os.getloadavg()
-    times: list[list[float]] = []
+    roots = [ROOT] + ([args.compare.resolve()] if args.compare else [])
+    times: dict[Path, list[list[float]]] = {root: [] for root in roots}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         for _ in range(args.repeats):
-            times.append(one_repeat(browser, files, args.big))
+            for root in roots:
+                times[root].append(one_repeat(browser, files, args.big, root))
         browser.close()
     load_after = os.getloadavg()
     what = "7,000,000-line run + qrels" if args.big else "Cranfield (run, noise run, qrels, units)"
@@ -218,16 +231,21 @@ def main(argv: list[str] | None = None) -> None:
         f"load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}; "
         f"{os.cpu_count()} cores"
     )
-    print(f"{'step':<46} {'median s':>9} {'min':>7} {'max':>7}  target")
+    header = f"{'step':<46} {'median s':>9} {'min':>7} {'max':>7}"
+    if args.compare:
+        header += f" {'other s':>8} {'ratio':>6}"
+    print(header + "  target")
     for i, (label, target) in enumerate(STEPS):
-        column = [t[i] for t in times]
+        column = [t[i] for t in times[ROOT]]
         median = statistics.median(column)
-        goal = (
-            "–"
-            if target is None
-            else f"≤ {target:g} s " + ("met" if median <= target else "MISSED")
-        )
-        print(f"{label:<46} {median:>9.2f} {min(column):>7.2f} {max(column):>7.2f}  {goal}")
+        line = f"{label:<46} {median:>9.2f} {min(column):>7.2f} {max(column):>7.2f}"
+        if args.compare:
+            other = statistics.median(t[i] for t in times[roots[1]])
+            line += f" {other:>8.2f} {median / other:>6.2f}"
+        met = "met" if target is not None and median <= target else "MISSED"
+        print(line + ("  –" if target is None else f"  ≤ {target:g} s {met}"))
+    if args.compare:
+        print(f"other s: {roots[1]}; ratio: this checkout / the other (medians)")
 
 
 if __name__ == "__main__":
