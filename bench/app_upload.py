@@ -45,6 +45,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, _wait_healthy, _wait_port  # noqa: E402
+from waits import settled  # noqa: E402
 
 CRANFIELD = ROOT / "data" / "cranfield"
 BIG_POOL = 8_841_823
@@ -61,13 +62,7 @@ STEPS = (
 
 
 def _settled(page: Any) -> None:
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')"
-        " || !document.querySelector('[data-testid=stStatusWidget]').innerText"
-        ".includes('Running')",
-        timeout=SLOW,
-    )
+    settled(page, timeout=SLOW)
 
 
 def _choose(page: Any, label: str, option: str) -> None:

@@ -15,7 +15,8 @@ import pytest
 
 from evalvalidity.analysis import examples as demo
 
-SLOW = 90_000  # ms
+from .waits import SLOW
+from .waits import settled as _settled
 
 pytestmark = pytest.mark.browser
 
@@ -25,16 +26,6 @@ def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "workspace"
     demo.build_demo(root, include=("toy",))
     return root
-
-
-def _settled(page: Any) -> None:
-    page.wait_for_timeout(400)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')"
-        " || !document.querySelector('[data-testid=stStatusWidget]').innerText"
-        ".includes('Running')",
-        timeout=SLOW,
-    )
 
 
 def _open(chromium: Any, url: str) -> tuple[Any, Any]:
