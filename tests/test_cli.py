@@ -419,3 +419,30 @@ def test_check_text_names_the_metric_canonically_and_takes_one(capsys, cranfield
     code, _, err = run_cli(capsys, *argv, "-m", "nDCG@10,P_10")
     assert code == 2
     assert "check takes one metric; got 'nDCG@10,P_10'." in err
+
+
+def test_score_streams_a_large_run_through_parquet_with_the_same_numbers(
+    capsys, monkeypatch, tmp_path
+):
+    from evalvalidity.io import scoring
+    from evalvalidity.io.ingest import _read
+
+    d = WRITEUP / "toy"
+    argv = ["--run", d / "model.trec", "--qrels", d / "qrels.txt", "-m", "rr@10,ndcg@10,ap"]
+    in_memory = _means(capsys, *argv)
+    seen = []
+    real_score_run = scoring.score_run
+
+    def spy(run, *args, **kwargs):
+        seen.append((type(run).__name__, kwargs.get("memory_limit")))
+        return real_score_run(run, *args, **kwargs)
+
+    monkeypatch.setattr(scoring, "score_run", spy)
+    monkeypatch.setattr(_read, "STREAM_THRESHOLD_BYTES", 0)  # every file is "large"
+    assert _means(capsys, *argv) == in_memory
+    assert seen == [("FileSystemDataset", "2GB")]
+    bad = tmp_path / "bad.trec"
+    bad.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 1.0 t\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "score", "--run", bad, "--qrels", d / "qrels.txt")
+    assert code == 2
+    assert "bad.trec" in err and ":2" in err
