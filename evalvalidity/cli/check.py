@@ -425,7 +425,9 @@ def run(args: argparse.Namespace) -> int:
         # Streamed from the triage table's columns: no dict per query.
         text = "".join(report.iter_json(result, extra)) + "\n"
     elif args.format == "markdown":
-        text = report.to_markdown(result) + _extra_text(extras, True)
+        text = report.to_markdown(result, leaderboard=extras.get("leaderboard")) + _extra_text(
+            extras, True
+        )
     else:
         text = report.to_text(result) + _extra_text(extras, False)
     if args.history is not None:
