@@ -24,12 +24,12 @@ from collections.abc import Generator, Iterator
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
 from evalvalidity.io._arrow import int64_range
+from evalvalidity.io._compute import pc
 from evalvalidity.io.ingest._detect import Detected, _line_breaks
 from evalvalidity.io.ingest._limits import exceeds_depth, human_bytes
 from evalvalidity.io.ingest._sink import Sink
@@ -235,7 +235,7 @@ def read_fast(
                             ).as_py()
                         ):
                             raise _Abort
-                        column = column.cast(pa.int64())  # past 64 bits: ArrowInvalid
+                        column = pc.cast(column, pa.int64())  # past 64 bits: ArrowInvalid
                         lowest, highest = pc.min_max(column).values()
                         if batch.num_rows and spec.type == "posint" and lowest.as_py() < 1:
                             raise _Abort
