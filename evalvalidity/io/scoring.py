@@ -785,7 +785,7 @@ def _counting_sql(ties: str) -> str:
 
 def _isin(values: pa.Array, members: pa.Array) -> np.ndarray:
     """Whether each of ``values`` is one of ``members`` (Arrow hashes the strings' bytes)."""
-    return pc.is_in(values, value_set=members).to_numpy(zero_copy_only=False)
+    return np.asarray(pc.is_in(values, value_set=members).to_numpy(zero_copy_only=False), bool)
 
 
 def _flat_ids(column: pa.ChunkedArray | pa.Array) -> pa.Array:
