@@ -25,6 +25,7 @@ import streamlit as st
 
 from evalvalidity.analysis import examples as demo
 from evalvalidity.analysis.check import check_benchmark
+from evalvalidity.analysis.consistency import check_consistency
 from evalvalidity.analysis.plan import CheckInputs, CheckPlan, PoolSpec
 from evalvalidity.analysis.results import CheckResult
 from evalvalidity.core.types import Progress
@@ -305,18 +306,13 @@ def _table(
     return dataset.table
 
 
-@st.cache_data(
-    show_spinner="Running the checks: floors, Check 1, Check 2, inferred N…", max_entries=64
-)
-def _check(
-    workspace_path: str,
-    plan_json: str,
+def _inputs(
+    ws: Workspace,
+    plan: CheckPlan,
     fingerprints: tuple[tuple[str, str, str, str], ...],
-    owner: str | None = None,
-) -> CheckResult:
-    """The check of a plan; ``fingerprints`` (role, name, id, sha256) key the cache on content."""
-    ws = Workspace(workspace_path)
-    plan = CheckPlan.from_json(plan_json)
+    owner: str | None,
+) -> CheckInputs:
+    """The tables of a plan, read by the fingerprints (role, name, id, sha256) it was keyed on."""
     kinds = {"run": "run", "qrels": "qrels", "noise_run": "run", "harness_output": "harness"}
     tables: dict[str, pa.Table] = {}
     compare: dict[str, pa.Table] = {}
@@ -337,8 +333,78 @@ def _check(
         spec = PoolSpec(candidates=pool_table)
     else:
         spec = PoolSpec(units=pool_table, analytic_unit=declared.analytic_unit)
-    inputs = CheckInputs(pool=spec, compare=compare, **tables)
-    return check_benchmark(plan, inputs)
+    return CheckInputs(pool=spec, compare=compare, **tables)
+
+
+@st.cache_data(
+    show_spinner="Running the checks: floors, Check 1, Check 2, inferred N…", max_entries=64
+)
+def _check(
+    workspace_path: str,
+    plan_json: str,
+    fingerprints: tuple[tuple[str, str, str, str], ...],
+    owner: str | None = None,
+) -> CheckResult:
+    """The check of a plan; ``fingerprints`` (role, name, id, sha256) key the cache on content."""
+    plan = CheckPlan.from_json(plan_json)
+    return check_benchmark(plan, _inputs(Workspace(workspace_path), plan, fingerprints, owner))
+
+
+def _fingerprints(cfg: demo.Preset) -> tuple[tuple[str, str, str, str], ...]:
+    fingerprints = []
+    for role, ref in cfg.plan.refs.items():
+        found = _fingerprint(ref.name)
+        assert found is not None
+        fingerprints.append((role, *found))
+    return tuple(fingerprints)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _consistency(
+    workspace_path: str,
+    plan_json: str,
+    fingerprints: tuple[tuple[str, str, str, str], ...],
+    owner: str | None = None,
+) -> tuple[str | None, tuple[str, ...]]:
+    plan = CheckPlan.from_json(plan_json)
+    try:
+        inputs = _inputs(Workspace(workspace_path), plan, fingerprints, owner)
+        found = check_consistency(plan, inputs)
+    except EvalValidityError as exc:
+        return str(exc), ()
+    return None, tuple(f.message for f in found)
+
+
+def consistency(cfg: demo.Preset) -> tuple[str | None, tuple[str, ...]]:
+    """Do a plan's datasets belong together? Asked of a draft before it is checked.
+
+    The library's :func:`~evalvalidity.analysis.consistency.check_consistency` on the plan's
+    tables: the message of the first pair that shares no query or id (the check would refuse
+    the plan) or None, and the warnings about pairs that only partly overlap.
+    """
+    try:
+        fingerprints = _fingerprints(cfg)
+    except EvalValidityError as exc:
+        return str(exc), ()
+    return _consistency(str(workspace().path), cfg.plan.to_json(indent=None), fingerprints, owner())
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _qids(workspace_path: str, run: tuple[str, str, str], owner: str | None = None) -> pa.Array:
+    table = _table(Workspace(workspace_path), run, "run", owner)
+    column = table.column("qid")
+    flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    unique: pa.Array = pc.unique(flat)
+    return unique
+
+
+def shares_a_query(run: str, other: str) -> bool:
+    """True when the runs ``run`` and ``other`` rank at least one query in common."""
+    a, b = _fingerprint(run), _fingerprint(other)
+    assert a is not None and b is not None
+    path = str(workspace().path)
+    mine, theirs = _qids(path, a, owner()), _qids(path, b, owner())
+    return bool(len(mine) and len(theirs) and pc.any(pc.is_in(theirs, value_set=mine)).as_py())
 
 
 def run_check(cfg: demo.Preset) -> CheckResult:
@@ -349,14 +415,7 @@ def run_check(cfg: demo.Preset) -> CheckResult:
     EvalValidityError
         What the library raises on bad input, for the page to show.
     """
-    fingerprints = []
-    for role, ref in cfg.plan.refs.items():
-        found = _fingerprint(ref.name)
-        assert found is not None
-        fingerprints.append((role, *found))
-    return _check(
-        str(workspace().path), cfg.plan.to_json(indent=None), tuple(fingerprints), owner()
-    )
+    return _check(str(workspace().path), cfg.plan.to_json(indent=None), _fingerprints(cfg), owner())
 
 
 def current_result() -> tuple[demo.Preset | None, CheckResult | None, str | None]:

@@ -378,6 +378,7 @@ def test_result_charts_for_a_healthy_benchmark(toy):
         "inferred_n",
         "check1_distribution",
         "comparison",
+        "other_nulls",
     ]
     allowed = {c.lower() for c in charts.PALETTE.values()} | NEUTRALS
     for name, chart in built.items():

@@ -165,8 +165,9 @@ with st.expander("Benchmark: datasets, pool and metric", expanded=True):
         if examples:
             titles = [p.title for p in examples]
             matching = next((p.title for p in examples if applied and p.plan == applied.plan), None)
-            if st.session_state.get("cfg_example") not in titles:
-                st.session_state["cfg_example"] = matching
+            # The example named is the one the checked plan is, or none: not an example whose
+            # datasets were since replaced by one's own.
+            st.session_state["cfg_example"] = matching
             st.selectbox(
                 "Start from an example",
                 titles,
@@ -209,10 +210,16 @@ with st.expander("Benchmark: datasets, pool and metric", expanded=True):
             help_text="Your harness's per-query values on noise runs; without it "
             "Check 1 runs on the package's own scorer.",
         )
-        others = [r for r in names("run") if r != run]
-        st.session_state["cfg_compare"] = [
-            c for c in st.session_state.get("cfg_compare", []) if c in others
+        # Only runs of the model's queries can be compared with it: a comparison run kept from
+        # an example (another benchmark's) leaves the selection, saying so, not the plan hidden.
+        others = [
+            r for r in names("run") if r != run and (run is None or state.shares_a_query(run, r))
         ]
+        kept = st.session_state.get("cfg_compare", [])
+        left_out = [c for c in kept if c not in others and c != run]
+        st.session_state["cfg_compare"] = [c for c in kept if c in others]
+        if left_out:
+            st.session_state["compare_left_out"] = (run, left_out)
         compare = st.multiselect(
             "Runs to compare",
             others,
@@ -220,8 +227,19 @@ with st.expander("Benchmark: datasets, pool and metric", expanded=True):
             on_change=keep_draft,
             placeholder="none",
             help="More runs scored on the same queries and compared with the model's "
-            "(paired tests, on the Compare page).",
+            "(paired tests, on the Compare page). Only runs that rank some of the model "
+            "run's queries are offered.",
         )
+        dropped_for, dropped = st.session_state.get("compare_left_out", (None, []))
+        dropped = [c for c in dropped if c not in compare]
+        if dropped and dropped_for == run:
+            st.caption(
+                "Left out of the comparison: "
+                + ", ".join(f"**{explain.md(c)}**" for c in dropped)
+                + f" (no query in common with **{explain.md(run or '')}**)."
+            )
+        else:
+            st.session_state.pop("compare_left_out", None)
     with middle:
         kinds = list(state.POOL_KINDS)
         pool_kind = st.radio(
@@ -332,15 +350,24 @@ else:
     except EvalValidityError as exc:
         problem = str(exc)
 
+
+def run_draft(chosen: Preset) -> None:
+    """Check the plan the settings showed when "Run check" was clicked."""
+    state.set_config(chosen)
+    st.session_state["draft_of"] = chosen.plan.to_json(indent=None)
+
+
 pending = draft is not None and (applied is None or draft.plan != applied.plan)
 bar = st.columns([1, 3])
 with bar[0]:
-    clicked = st.button(
+    st.button(
         "Run check",
         key="run_check",
         type="primary",
         disabled=draft is None or not pending,
         icon=":material/play_arrow:",
+        on_click=run_draft,
+        args=(draft,),
     )
 with bar[1]:
     if problem is not None:
@@ -351,11 +378,18 @@ with bar[1]:
             "it names. Click **Run check** to check the new settings.",
             icon=":material/pending:",
         )
-if clicked and draft is not None:
-    state.set_config(draft)
-    st.session_state["draft_of"] = draft.plan.to_json(indent=None)
-    applied = draft
-    pending = False
+    if draft is not None and pending:
+        # Do the chosen datasets belong together? Said before the check, naming them: a run of
+        # one's own next to an example's noise run, units map or harness output is a mix.
+        refused, partial = state.consistency(draft)
+        if refused is not None:
+            st.error(
+                "These datasets do not belong together (the check will refuse them): "
+                + explain.md(refused),
+                icon=":material/link_off:",
+            )
+        for message in partial:
+            st.warning(explain.md(message), icon=":material/link:")
 
 if applied is None:
     st.info("Choose the datasets above, then click **Run check**.")
@@ -364,55 +398,60 @@ for p in examples:
     if p.plan == applied.plan:
         st.markdown(f"**{explain.md(p.title)}** — {explain.md(p.summary)}")
 
-cfg, result = widgets.result_or_stop(stale=pending)
-widgets.verdict_banner(result)
+# Everything computed from the plan is drawn inside one placeholder, emptied first: while a
+# new plan's check runs, the previous plan's verdict does not stay on screen under its name.
+verdict_area = st.empty()
+verdict_area.empty()
+with verdict_area.container():
+    cfg, result = widgets.result_or_stop(stale=pending)
+    widgets.verdict_banner(result)
 
-head = result.headroom
-cols = st.columns(4)
-cols[0].metric("Floor (random ranker)", f"{head.floor:.4g}")
-cols[1].metric("Ceiling", f"{head.ceiling:.4g}")
-cols[2].metric(
-    "Floor / ceiling",
-    explain.share(head.floor_over_ceiling),
-)
-cols[3].metric(
-    f"Model ({result.run_name})" if result.run_name else "Model",
-    f"{head.model:.4g}" if head.model is not None else "–",
-)
+    head = result.headroom
+    cols = st.columns(4)
+    cols[0].metric("Floor (random ranker)", f"{head.floor:.4g}")
+    cols[1].metric("Ceiling", f"{head.ceiling:.4g}")
+    cols[2].metric(
+        "Floor / ceiling",
+        explain.share(head.floor_over_ceiling),
+    )
+    cols[3].metric(
+        f"Model ({result.run_name})" if result.run_name else "Model",
+        f"{head.model:.4g}" if head.model is not None else "–",
+    )
 
-every = charts.result_charts(result)
-st.subheader("The two checks")
-gauges = st.columns(2)
-with gauges[0]:
-    if "check1_gauge" in every:
-        st.altair_chart(every["check1_gauge"], width="stretch")
-    else:
-        st.info("Check 1 did not run: " + " ".join(result.notes or ("no query has gold.",)))
-with gauges[1]:
-    if "check2_gauge" in every:
-        st.altair_chart(every["check2_gauge"], width="stretch")
-    else:
-        st.info(
-            "Check 2 needs a noise run: the same pipeline with every vector replaced by "
-            "noise (and BM25 and rerankers switched off)."
+    every = charts.result_charts(result)
+    st.subheader("The two checks")
+    gauges = st.columns(2)
+    with gauges[0]:
+        if "check1_gauge" in every:
+            st.altair_chart(every["check1_gauge"], width="stretch")
+        else:
+            st.info("Check 1 did not run: " + " ".join(result.notes or ("no query has gold.",)))
+    with gauges[1]:
+        if "check2_gauge" in every:
+            st.altair_chart(every["check2_gauge"], width="stretch")
+        else:
+            st.info(
+                "Check 2 needs a noise run: the same pipeline with every vector replaced by "
+                "noise (and BM25 and rerankers switched off)."
+            )
+
+    st.subheader("Headroom")
+    if "headroom" in every:
+        st.altair_chart(every["headroom"], width="stretch")
+    frame = report.to_frame(result)
+    if len(frame):
+        limit = st.slider(
+            "Queries to show",
+            5,
+            min(100, max(5, len(frame))),
+            min(20, max(5, len(frame))),
+            key="health_limit",
         )
-
-st.subheader("Headroom")
-if "headroom" in every:
-    st.altair_chart(every["headroom"], width="stretch")
-frame = report.to_frame(result)
-if len(frame):
-    limit = st.slider(
-        "Queries to show",
-        5,
-        min(100, max(5, len(frame))),
-        min(20, max(5, len(frame))),
-        key="health_limit",
-    )
-    st.altair_chart(
-        charts.query_headroom(frame, limit=limit, metric=result.metric.name), width="stretch"
-    )
-    st.altair_chart(every["floor_share"], width="stretch")
-if result.notes:
-    with st.expander("Notes"):
-        st.markdown("\n".join(f"- {explain.md(n)}" for n in result.notes))
+        st.altair_chart(
+            charts.query_headroom(frame, limit=limit, metric=result.metric.name), width="stretch"
+        )
+        st.altair_chart(every["floor_share"], width="stretch")
+    if result.notes:
+        with st.expander("Notes"):
+            st.markdown("\n".join(f"- {explain.md(n)}" for n in result.notes))

@@ -51,6 +51,7 @@ import pyarrow.compute as pc
 
 from evalvalidity.analysis.plan import CheckInputs, CheckPlan
 from evalvalidity.errors import InputDataError
+from evalvalidity.io.scoring import retrieves_relevant
 
 __all__ = ["MIN_QUERY_SHARE", "Inconsistency", "check_consistency"]
 
@@ -108,16 +109,8 @@ def _name(plan: CheckPlan, role: str, default: str) -> str:
 
 def _relevant_hits(
     run: pa.Table, qrels: pa.Table, units: pa.Table | None
-) -> int:  # number of ranked (query, item) pairs judged relevant
-    ranked = run.select(["qid", "docid"])
-    if units is not None:
-        mapping = units.select(["chunk_id", "doc_id"])
-        ranked = ranked.join(mapping, "docid", "chunk_id", join_type="inner")
-        ranked = ranked.select(["qid", "doc_id"]).rename_columns(["qid", "docid"])
-    relevant = qrels.filter(pc.greater(qrels.column("rel"), 0)).select(["qid", "docid"])
-    if ranked.num_rows == 0 or relevant.num_rows == 0:
-        return 0
-    return int(ranked.join(relevant, ["qid", "docid"], join_type="inner").num_rows)
+) -> int:  # 1 when a ranked (query, item) pair is judged relevant, else 0
+    return int(retrieves_relevant(run, qrels, units))
 
 
 def _query_overlap(

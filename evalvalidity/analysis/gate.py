@@ -41,6 +41,7 @@ from scipy import stats as sps
 
 from evalvalidity.analysis.compare import QueryClusters
 from evalvalidity.analysis.results import CheckResult
+from evalvalidity.core._validate import _choice
 from evalvalidity.core.clustered import _cluster_codes, _sandwich_variance
 from evalvalidity.core.metrics import parse_metric
 from evalvalidity.core.sequential import GateDecision, sequential_gate
@@ -223,11 +224,14 @@ class GateResult:
         One-sided p of :math:`H_0: \delta \ge -\text{allowed\_drop}`.
     allowed_drop, alpha : float
     regressed : bool
-        The gate fails: ``p_value <= alpha`` (or the sequential decision is ``regressed``).
+        ``p_value <= alpha`` (or the sequential decision is ``regressed``).
     n_common, only_baseline, only_new, n_clusters : int
     worst : tuple of QueryChange
         The most regressed queries, largest fall first.
     sequential : GateDecision or None
+    undecided : {"pass", "fail"}
+        What a sequential decision of ``"undecided"`` (the queries ran out first) does to the
+        gate.
     """
 
     metric: str
@@ -250,11 +254,17 @@ class GateResult:
     n_clusters: int
     worst: tuple[QueryChange, ...]
     sequential: GateDecision | None = None
+    undecided: str = "pass"
+
+    @property
+    def is_undecided(self) -> bool:
+        """The sequential gate ran out of queries before it decided."""
+        return self.sequential is not None and self.sequential.decision == "undecided"
 
     @property
     def passed(self) -> bool:
-        """Not regressed."""
-        return not self.regressed
+        """Not regressed, and not undecided when ``undecided="fail"``."""
+        return not self.regressed and not (self.is_undecided and self.undecided == "fail")
 
 
 def regression_gate(
@@ -265,6 +275,7 @@ def regression_gate(
     alpha: float = 0.05,
     clusters: QueryClusters | None = None,
     sequential: bool = False,
+    undecided: str = "pass",
     top: int = 10,
 ) -> GateResult:
     r"""Compare a new check's per-query scores with a recorded check's.
@@ -282,6 +293,10 @@ def regression_gate(
         Clusters of ``result.queries.qid``; the test then treats clusters as independent.
     sequential : bool, default False
         Decide by the anytime-valid confidence sequence instead of the t test.
+    undecided : {"pass", "fail"}, default "pass"
+        With ``sequential``: whether the gate passes or fails when the queries run out before
+        the sequence decides (``GateResult.passed``); "fail" asks for evidence of no
+        regression, "pass" only refuses evidence of one.
     top : int, default 10
         How many of the most regressed queries to keep.
 
@@ -330,6 +345,7 @@ def regression_gate(
         raise ParameterError(
             f"The 'alpha' parameter of {func} must be a float in (0, 1). Got {alpha!r} instead."
         )
+    undecided = _choice(undecided, ("pass", "fail"), "undecided", func)
     qids = [str(q) for q in result.queries.qid.tolist()]
     model = np.asarray(result.queries.model, dtype=np.float64)
     keep = np.array([q in baseline.scores for q in qids], dtype=bool)
@@ -402,4 +418,5 @@ def regression_gate(
         n_clusters=n_clusters,
         worst=worst,
         sequential=decision,
+        undecided=undecided,
     )

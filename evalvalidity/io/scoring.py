@@ -76,7 +76,14 @@ if TYPE_CHECKING:
     # pyarrow.dataset imports pandas (about a second): only a caller who made a dataset has it
     import pyarrow.dataset as pads
 
-__all__ = ["TIE_POLICIES", "UNRANKED_POLICIES", "ScoreResult", "rank_run", "score_run"]
+__all__ = [
+    "TIE_POLICIES",
+    "UNRANKED_POLICIES",
+    "ScoreResult",
+    "rank_run",
+    "retrieves_relevant",
+    "score_run",
+]
 
 #: The tie policies :func:`score_run` and :func:`rank_run` accept.
 TIE_POLICIES: Final = ("trec_eval", "given", "average")
@@ -544,6 +551,40 @@ def rank_run(
     finally:
         con.close()
     return table
+
+
+def retrieves_relevant(run: pa.Table, qrels: pa.Table, units: pa.Table | None = None) -> bool:
+    """Whether ``run`` ranks any item (its document, with ``units``) judged relevant (grade > 0).
+
+    One DuckDB probe that stops at the first match, on the tables as they are (``qid, docid``;
+    ``rel``; ``chunk_id, doc_id``): no validation, no ranking.
+
+    Examples
+    --------
+    >>> run = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "score": [2.0, 1.0]})
+    >>> retrieves_relevant(run, pa.table({"qid": ["1"], "docid": ["b"], "rel": [1]}))
+    True
+    >>> retrieves_relevant(run, pa.table({"qid": ["1"], "docid": ["b"], "rel": [0]}))
+    False
+    """
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.register("run", run.select(["qid", "docid"]))
+        con.register("qrels", qrels.select(["qid", "docid", "rel"]))
+        ranked = "SELECT qid, docid FROM run"
+        if units is not None:
+            con.register("units", units.select(["chunk_id", "doc_id"]))
+            ranked = (
+                "SELECT r.qid, u.doc_id AS docid FROM run r JOIN units u ON r.docid = u.chunk_id"
+            )
+        found = con.sql(
+            f"""SELECT 1 FROM ({ranked}) r JOIN (SELECT qid, docid FROM qrels WHERE rel > 0) j
+                ON r.qid = j.qid AND r.docid = j.docid LIMIT 1"""
+        ).fetchall()
+    finally:
+        con.close()
+    return bool(found)
 
 
 def score_run(

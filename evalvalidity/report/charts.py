@@ -25,6 +25,7 @@ legend).
 :func:`inferred_n_chart`        the measured random score on the exact E(N) curve
 :func:`check1_distribution`     Check 1's measured values against their exact distribution
 :func:`comparison_chart`        paired differences of several runs against what is detectable
+:func:`other_nulls_chart`       query-independent rankers and the model's tie, hole, self-hit ranges
 :func:`result_charts`           every chart that applies to one check, by name
 ==============================  ===============================================================
 
@@ -1372,7 +1373,8 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
 
     ``check1_gauge`` and ``check2_gauge`` (when the checks ran), ``headroom``,
     ``query_headroom``, ``floor_share``, ``gold_breakdown``, ``inferred_n``,
-    ``check1_distribution`` and ``comparison`` (when several runs were compared).
+    ``check1_distribution``, ``comparison`` (when several runs were compared) and
+    ``other_nulls`` (:func:`other_nulls_chart`, when the check ran the other nulls).
 
     Parameters
     ----------
@@ -1468,6 +1470,17 @@ def result_charts(result: CheckResult, *, query_limit: int = 30) -> dict[str, Ch
             metric=metric,
             detectable=result.power.min_detectable_difference if result.power else None,
         )
+    nulls = other_nulls_chart(result)
+    if nulls is not None:
+        out["other_nulls"] = nulls.properties(
+            width=_WIDTH,
+            autosize=_AUTOSIZE,
+            title=_title(
+                "Other nulls: what scores without doing retrieval",
+                "Rankers that ignore the query, and the model's score over tie orders, "
+                "judgement holes and self-hits",
+            ),
+        )
     return out
 
 
@@ -1514,7 +1527,7 @@ def other_nulls_chart(result: CheckResult) -> Chart | None:
     >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["h", "h"], "rel": [1, 1]})
     >>> run = pa.table({"qid": ["1", "2"], "docid": ["h", "h"], "score": [1.0, 1.0]})
     >>> chart = other_nulls_chart(check_tables(run, qrels, pool=PoolSpec(corpus_size=50), seeds=4))
-    >>> sorted(chart.data["what"])[:2]
+    >>> sorted(row["what"] for row in chart.to_dict()["layer"][1]["data"]["values"])[:2]
     ['model', 'popularity ranker']
     """
     nulls = result.nulls
@@ -1558,17 +1571,22 @@ def other_nulls_chart(result: CheckResult) -> Chart | None:
     order = list(frame["what"])
     y = alt.Y("what:N", sort=order, title=None)
     bars = (
-        alt.Chart(frame)
-        .mark_rule(strokeWidth=3)
+        alt.Chart(_data(frame))
+        .mark_rule(strokeWidth=3, color=PALETTE["grey"])
         .encode(y=y, x=alt.X("low:Q", title=result.metric.name), x2="high:Q")
     )
     points = (
-        alt.Chart(frame)
-        .mark_point(filled=True, size=80)
+        alt.Chart(_data(frame))
+        .mark_point(filled=True, size=80, color=PALETTE["blue"])
         .encode(
             y=y,
             x="value:Q",
-            tooltip=["what", alt.Tooltip("value:Q", format=".4g"), "low", "high"],
+            tooltip=[
+                alt.Tooltip("what:N"),
+                alt.Tooltip("value:Q", format=".4g"),
+                alt.Tooltip("low:Q", format=".4g"),
+                alt.Tooltip("high:Q", format=".4g"),
+            ],
         )
     )
     return alt.LayerChart(layer=[bars, points]).properties(

@@ -75,6 +75,8 @@ CHART_CAPTIONS: Final[dict[str, str]] = {
     "check1_distribution": "Check 1's single random draws against their exact distribution.",
     "comparison": "Paired differences between runs against the smallest difference the "
     "benchmark can detect.",
+    "other_nulls": "Other nulls — what rankers that ignore the query score (query shuffle, "
+    "popularity), and how far ties, unjudged documents and self-hits move the model's score.",
 }
 
 _SEVERITY_LABEL: Final = {"broken": "broken", "warning": "warning", "info": "info"}

@@ -957,6 +957,7 @@ def gate_to_dict(gate: Any) -> dict[str, Any]:
         "allowed_drop": _num(gate.allowed_drop),
         "alpha": gate.alpha,
         "regressed": gate.regressed,
+        "passed": gate.passed,
         "n_common": gate.n_common,
         "only_baseline": gate.only_baseline,
         "only_new": gate.only_new,
@@ -977,6 +978,7 @@ def gate_to_dict(gate: Any) -> dict[str, Any]:
             "decided_at": sequential.decided_at,
             "ci": [_num(sequential.lower), _num(sequential.upper)],
             "n": sequential.n_queries,
+            "undecided": gate.undecided,
         },
     }
 
@@ -1033,7 +1035,13 @@ def gate_to_text(gate: Any) -> str:
     >>> print(gate_to_text(gate).splitlines()[0])
     regression gate: passed   (rr@10, 2 common queries)
     """
-    word = "FAILED (regressed)" if gate.regressed else "passed"
+    word = (
+        "FAILED (regressed)"
+        if gate.regressed
+        else "passed"
+        if gate.passed
+        else "FAILED (undecided)"
+    )
     lines = [
         f"regression gate: {word}   ({gate.metric}, {gate.n_common:,} common queries"
         + (f" in {gate.n_clusters:,} clusters" if gate.n_clusters != gate.n_common else "")
@@ -1080,9 +1088,9 @@ def gate_to_markdown(gate: Any) -> str:
     >>> print(gate_to_markdown(gate).splitlines()[0])
     ### ✅ Regression gate: **passed** (rr@10, 2 queries)
     """
-    mark = "❌" if gate.regressed else "✅"
+    word = "regressed" if gate.regressed else "passed" if gate.passed else "undecided"
     out = [
-        f"### {mark} Regression gate: **{'regressed' if gate.regressed else 'passed'}** "
+        f"### {'✅' if gate.passed else '❌'} Regression gate: **{word}** "
         f"({gate.metric}, {gate.n_common:,} queries)",
         "",
         f"Baseline {_fmt(gate.baseline_mean)} → {_fmt(gate.new_mean)}: difference "

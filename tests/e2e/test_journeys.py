@@ -29,11 +29,16 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def _settled(page: Any) -> None:
-    page.wait_for_timeout(400)
+    """Wait for the rerun to end: no running icon and no element left over from the last run.
+
+    Streamlit shows its running icon (an image labelled "Running...", no text) only once a
+    run has lasted 500 ms, and marks every element not yet redrawn by the current run
+    ``data-stale="true"`` until the run ends.
+    """
+    page.wait_for_timeout(700)
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')"
-        " || !document.querySelector('[data-testid=stStatusWidget]').innerText"
-        ".includes('Running')",
+        "() => !document.querySelector('[data-testid=stStatusWidgetRunningIcon]')"
+        " && !document.querySelector('[data-stale=true]')",
         timeout=SLOW,
     )
 
@@ -46,10 +51,16 @@ def _choose(page: Any, label: str, option: str) -> None:
 
 
 def _run_check(page: Any) -> None:
-    """Click "Run check" when the page has one (the settings apply only then)."""
+    """Click "Run check" when the page has one (the settings apply only then).
+
+    Returns once the rerun has drawn the button disabled (the settings are the checked plan)
+    and the plan line says "Checked": the check has finished, not merely started.
+    """
     button = page.get_by_role("button", name="Run check")
     if button.count() and button.is_enabled():
         button.click()
+        page.locator("button:has-text('Run check'):disabled").wait_for()
+    page.get_by_text(re.compile(r"^Checked: ")).first.wait_for()
     _settled(page)
 
 
@@ -104,10 +115,6 @@ def test_an_example_then_k_checks_the_example_not_the_previous_one(server, chrom
     context.close()
 
 
-@pytest.mark.skip(
-    reason="after datasets became private per owner, the Health page's run selector keeps the "
-    "demo's run for a fresh upload in this journey (the check shows toy.model); open defect"
-)
 def test_own_uploads_do_not_silently_keep_the_demos_datasets(server, chromium, artifacts):
     context, page = _open(chromium, server)
     _upload(page, _own_benchmark())
@@ -165,6 +172,7 @@ def test_a_changed_setting_labels_the_verdict_stale_until_run(server, chromium, 
     context, page = _open(chromium, server)
     page.get_by_text("Verdict: HEALTHY").first.wait_for()
     _set_k(page, 5)
+    page.get_by_text(re.compile(r"^Stale — ")).first.wait_for()  # the rerun of k=5 drew it
     page.screenshot(path=artifacts / "journey-5-stale.png", full_page=True)
     body = page.locator("body").inner_text()
     assert "Stale" in body
