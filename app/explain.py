@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,10 +36,51 @@ def _harmonic(n: int) -> float:
     return float(np.sum(1.0 / np.arange(1, n + 1))) if n > 0 else 0.0
 
 
+def _gain_terms(spec_gain: str, grades: Sequence[int]) -> str:
+    """The gains of ``grades``, best first, written out: ``3 + 1`` or ``(2^{3}-1) + (2^{1}-1)``."""
+    ordered = sorted((int(x) for x in grades), reverse=True)
+    if spec_gain == "exponential":
+        return " + ".join(f"(2^{{{x}}}-1)" for x in ordered)
+    return " + ".join(str(x) for x in ordered)
+
+
+def _ideal(spec_gain: str, grades: Sequence[int], cut: int) -> float:
+    """The ideal DCG at depth ``cut`` of the judged ``grades``."""
+    ordered = sorted((int(x) for x in grades), reverse=True)[:cut]
+    gain = (lambda x: 2.0**x - 1) if spec_gain == "exponential" else float
+    return float(sum(gain(x) / math.log2(i + 2) for i, x in enumerate(ordered)))
+
+
 def floor_arithmetic(
-    metric: Metric, pool_size: int, gold: int, judged: int, floor: float, floor_method: str
+    metric: Metric,
+    pool_size: int,
+    gold: int,
+    judged: int,
+    floor: float,
+    floor_method: str,
+    *,
+    gains: Sequence[int] | None = None,
+    judged_gains: Sequence[int] | None = None,
+    gold_chunks: int | None = None,
 ) -> Arithmetic:
-    """Write down how a query's floor follows from N, G, R and k."""
+    r"""Write down how a query's floor follows from N, G, R and k: the floor the check computed.
+
+    Three floors are written differently: the plain one (a uniformly random order of the pool),
+    the floor of chunk scores deduplicated to documents (``floor_method`` other than
+    ``"exact"``: the exponential race over the documents' chunk counts, with ``gold_chunks``
+    :math:`C_G` the chunks of the query's gold documents), and graded nDCG with the grades
+    used, ``gains`` (the gold items in the pool) and ``judged_gains`` (every judged relevant
+    item, for the ideal DCG).
+
+    Examples
+    --------
+    >>> from evalvalidity.core.metrics import parse_metric
+    >>> a = floor_arithmetic(parse_metric("ndcg@10"), 20, 2, 2, 0.2503, "exact", gains=[1, 3])
+    >>> a.numbers.split(r"\Big/")[0]
+    '\\frac{3 + 1}{20} \\cdot 4.5436 '
+    >>> round(a.value, 4)
+    0.2503
+    """
     n, g, r = int(pool_size), int(gold), int(judged)
     k = metric.k
     cut = n if k is None else min(k, n)
@@ -49,14 +91,49 @@ def floor_arithmetic(
         + ("" if k is None else f", k = {k} so K = min(k, N) = {cut}")
         + "."
     ]
+    spec = metric.spec
+    graded = not spec.binary and gains is not None and len(gains) == g
+    if graded and judged_gains is None:
+        judged_gains = gains
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalValidityWarning)
-        plain = float(noise_floor(metric, n, g, judged=r).expected[0]) if g <= n else math.nan
+        plain = (
+            float(
+                noise_floor(
+                    metric,
+                    n,
+                    g,
+                    judged=r,
+                    gains=[list(gains or ())] if graded else None,
+                    judged_gains=[list(judged_gains or ())] if graded else None,
+                ).expected[0]
+            )
+            if g <= n
+            else math.nan
+        )
     family = metric.family
-    spec = metric.spec
+    deduplicated = floor_method != "exact"
     notes.insert(0, f"{spec.title}: {spec.formula}." + (f" {spec.note}" if spec.note else ""))
     if g == 0:
         formula, numbers = r"E = 0", r"\text{no gold item in the pool}"
+    elif deduplicated and family in ("rr", "hit"):
+        # The exact floor of the deduplicating scorer (docs/math.md, the exponential race).
+        term = r"\frac{P(B = b \mid x)}{b+1}" if family == "rr" else r"P(B = b \mid x)"
+        name = r"\mathrm{RR}" if family == "rr" else r"\mathrm{Hit}"
+        formula = (
+            rf"E[{name}] = \int_0^1 \sum_{{b < {kk}}} {term}\; d\big(x^{{C_G}}\big),\quad "
+            r"P(B = b \mid x):\ b \text{ non-gold documents beat } x, "
+            r"\text{each with } 1 - x^{c_j}"
+        )
+        chunks = "" if gold_chunks is None else rf"C_G = {int(gold_chunks):,},\ "
+        numbers = rf"{chunks}N = {n:,} \text{{ documents}},\ {kk} = {cut}:\ E = {floor:.6g}"
+    elif deduplicated:
+        formula = (
+            rf"E[\mathrm{{{spec.title}}}] \approx \frac{{1}}{{S}} \sum_{{s=1}}^{{S}} "
+            r"m(\pi_s),\quad \pi_s \sim \text{Plackett–Luce}(c_1, \dots, c_N)"
+        )
+        chunks = "" if gold_chunks is None else rf"C_G = {int(gold_chunks):,},\ "
+        numbers = rf"{chunks}N = {n:,} \text{{ documents}}:\ E \approx {floor:.6g}"
     elif family == "rr":
         if g == 1:
             formula = rf"E[\mathrm{{RR}}] = \frac{{H_{kk}}}{{N}}"
@@ -100,18 +177,40 @@ def floor_arithmetic(
             rf"{plain:.6g}"
         )
     else:
+        gamma = r"2^{g_j} - 1" if spec.gain == "exponential" else r"g_j"
         formula = (
-            r"E[\mathrm{nDCG}] = \frac{\sum_j g_j}{N} \sum_{i=1}^{K} "
+            rf"E[\mathrm{{nDCG}}] = \frac{{\sum_j ({gamma})}}{{N}} \sum_{{i=1}}^{{{kk}}} "
             r"\frac{1}{\log_2(i+1)} \Big/ \mathrm{IDCG}"
         )
-        numbers = rf"\text{{with every gold item at grade 1: }} {plain:.6g}"
-        notes.append("nDCG uses the gold items' grades; the table's floor uses the real ones.")
-    if floor_method != "exact":
+        grades = list(gains) if graded and gains is not None else [1] * g
+        every = list(judged_gains) if graded and judged_gains is not None else [1] * r
+        terms = _gain_terms(spec.gain, grades)
+        discount = float(sum(1.0 / math.log2(i + 2) for i in range(cut)))
+        numbers = (
+            rf"\frac{{{terms}}}{{{n}}} \cdot {discount:.4f} \Big/ "
+            rf"{_ideal(spec.gain, every, cut):.4f} = {plain:.6g}"
+        )
+        notes.append(
+            "Gains used: the grades "
+            + ", ".join(str(x) for x in sorted(grades, reverse=True))
+            + " of the gold items in the pool"
+            + (
+                " (γ(g) = 2^g − 1); the ideal DCG from every judged grade: "
+                if spec.gain == "exponential"
+                else " (γ(g) = g); the ideal DCG from every judged grade: "
+            )
+            + ", ".join(str(x) for x in sorted(every, reverse=True))
+            + "."
+        )
+        if not graded:
+            notes.append("The grades were not available here: every gold item is taken as 1.")
+    if deduplicated:
         notes.append(
             f"The check's floor, {floor:.6g}, is computed for chunk scores deduplicated to "
-            f"documents ({floor_method}): under random chunk scores a document with more "
-            f"chunks comes first more often, so the chunk-free formula above ({plain:.6g}) is "
-            "only a reference."
+            f"documents ({floor_method}): under random chunk scores a document with c chunks "
+            "scores the best of c uniforms, so one with more chunks comes first more often. "
+            f"The chunk-free formula, a uniform order of the {n:,} documents, gives "
+            f"{plain:.6g}: only a reference."
         )
     elif math.isfinite(plain) and not math.isclose(plain, floor, rel_tol=1e-6, abs_tol=1e-12):
         notes.append(

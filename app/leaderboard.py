@@ -22,7 +22,7 @@ from evalvalidity.io.groups import parse_groups
 from evalvalidity.io.workspace import Workspace
 from evalvalidity.report.records import format_p
 
-__all__ = ["show"]
+__all__ = ["board_of", "show"]
 
 
 @st.cache_data(show_spinner="Scoring the runs per query…", max_entries=32)
@@ -72,6 +72,27 @@ def _groups_choice(result: CheckResult) -> Any:
     return query_clusters(
         result.queries.qid, qrels=ws.table(result.plan.qrels.name, owner=state.owner())
     )
+
+
+def board_of(result: CheckResult) -> tuple[Any, list[str]] | None:
+    """The leaderboard of the check's run and the runs it compares (queries independent).
+
+    None when the check compares no runs or names a dataset outside the workspace.
+    """
+    plan = result.plan
+    if plan is None or not plan.compare or any(r.source != "dataset" for r in plan.refs.values()):
+        return None
+    ws = state.workspace()
+    hashes = tuple(ws.info(ref.name, owner=state.owner()).sha256 for ref in plan.refs.values())
+    others = _scores(
+        str(ws.path),
+        plan.to_json(indent=None),
+        hashes,
+        tuple(str(q) for q in result.queries.qid.tolist()),
+        state.owner(),
+    )
+    values = {plan.run_name: np.asarray(result.queries.model), **others}
+    return run_leaderboard(result, values, seed=plan.seed)
 
 
 def show(cfg: Preset, result: CheckResult) -> None:

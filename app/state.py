@@ -513,3 +513,20 @@ def pool_items(cfg: demo.Preset, qid: str) -> pd.DataFrame | None:
     if pool is None or qrels is None:
         raise ParameterError("The configuration has no pool dataset or no judgements.")
     return _pool_items(str(workspace().path), pool, cfg.pool_kind, qrels, str(qid), owner())
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _judged_grades(
+    workspace_path: str, qrels: tuple[str, str, str], qid: str, owner: str | None = None
+) -> tuple[int, ...]:
+    judged = _table(Workspace(workspace_path), qrels, "qrels", owner)
+    grades = judged.filter(pc.equal(judged.column("qid"), qid)).column("rel").to_pylist()
+    return tuple(sorted((int(g) for g in grades if g is not None and g > 0), reverse=True))
+
+
+def judged_grades(cfg: demo.Preset, qid: str) -> tuple[int, ...]:
+    """The grades (> 0) of every item judged relevant for one query, best first."""
+    qrels = _fingerprint(cfg.qrels)
+    if qrels is None:
+        raise ParameterError("The configuration has no judgements.")
+    return _judged_grades(str(workspace().path), qrels, str(qid), owner())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -582,3 +583,191 @@ def test_queries_sorts_in_header_words_and_numeric_ids_as_numbers(app_on, tmp_pa
     assert table["qid"].tolist() == ["1", "2", "9", "10", "100"]
     shown = _texts(at.markdown) + _texts(at.caption) + _texts(at.get("metric"))
     assert "None" not in shown and "Infinity" not in shown
+
+
+# --------------------------------------------------- the floor's formula is the one computed
+
+
+def _floor_formula(at: AppTest) -> tuple[str, str, float]:
+    """The Queries page's formula and numbers of the selected query, and its floor."""
+    table = next(d for d in at.dataframe if "floor_share" in d.value.columns).value
+    qid = at.selectbox(key="q_qid").value
+    floor = float(table[table["qid"].astype(str) == qid]["floor"].iloc[0])
+    formula, numbers = (str(e.value).strip("$\n") for e in at.latex[:2])
+    return formula, numbers, floor
+
+
+def test_queries_shows_the_plain_floor_formula_for_a_uniform_order(app_on, demo_root):
+    at = app_on(demo_root).run()  # the toy benchmark: a corpus of 200
+    at.switch_page("views/queries.py").run()
+    assert not at.exception
+    table = next(d for d in at.dataframe if "floor_share" in d.value.columns).value
+    at.selectbox(key="q_qid").select(str(table[table["gold"] == 1]["qid"].iloc[0])).run()
+    formula, numbers, floor = _floor_formula(at)
+    assert formula == r"E[\mathrm{RR}] = \frac{H_K}{N}"
+    assert numbers.startswith(r"\frac{H_{10}}{200}") and numbers.endswith(f"= {floor:.6g}")
+    assert "a uniformly random order of the pool" in _texts(at.markdown)
+
+
+def test_queries_shows_the_deduplicated_floor_formula_for_a_units_map(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.selectbox(key="cfg_example").select("The units bug, fixed").run()
+    at.switch_page("views/queries.py").run()
+    assert not at.exception
+    formula, numbers, floor = _floor_formula(at)
+    # The exponential race over chunk counts, not H_K/N over the documents.
+    assert r"\int_0^1" in formula and r"d\big(x^{C_G}\big)" in formula
+    assert "H_K" not in formula
+    assert numbers.startswith("C_G = ") and numbers.endswith(f"E = {floor:.6g}")
+    chunks = next(d for d in at.dataframe if "chunks" in d.value.columns).value
+    gold = chunks[chunks["grade"] >= 1]
+    assert numbers.startswith(f"C_G = {int(gold['chunks'].sum()):,},")
+    assert "deduplicated to documents" in _texts(at.markdown)
+
+
+def test_queries_shows_graded_ndcg_with_the_gains_used(app_on, tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    # One query, two gold items of grades 1 and 3 in a corpus of 20: docs/math.md's example.
+    ws.add(b"g1 0 a 1\ng1 0 b 3\n", name="graded.qrels", kind="qrels")
+    ws.add(b"g1 Q0 b 1 2.0 r\ng1 Q0 c 2 1.0 r\n", name="graded.run", kind="run")
+    demo.save_presets(
+        ws,
+        [
+            demo.Preset(
+                "graded",
+                "Graded",
+                "",
+                run="graded.run",
+                qrels="graded.qrels",
+                pool_kind="corpus",
+                pool=20,
+                metric="ndcg@10",
+                seeds=2,
+            )
+        ],
+    )
+    at = app_on(tmp_path / "ws").run()
+    at.switch_page("views/queries.py").run()
+    assert not at.exception
+    formula, numbers, floor = _floor_formula(at)
+    assert round(floor, 4) == 0.2503  # linear gains: (3 + 1)/20 · 4.5436 / (3 + 1/log2 3)
+    assert r"\sum_j (g_j)" in formula
+    assert numbers == r"\frac{3 + 1}{20} \cdot 4.5436 \Big/ 3.6309 = " + f"{floor:.6g}"
+    assert "Gains used: the grades 3, 1 of the gold items in the pool" in _texts(at.caption)
+    assert "grade 1" not in numbers
+
+
+# ----------------------------------------------- no "None", "nan" or "Infinity" on screen
+
+PAGES = (
+    "health",
+    "workspace",
+    "queries",
+    "diagnostics",
+    "compare",
+    "live",
+    "report",
+    "suite",
+    "history",
+    "nulls",
+)
+#: What a missing or undefined number turns into when it is printed as it is.
+_LEAKED = re.compile(r"\b(?:None|nan|NaN|inf|Infinity)\b")
+#: Proto fields that are data or identifiers, not text a person reads.
+_NOT_TEXT = {"spec", "data", "datasets", "id", "formId", "key", "arrowData"}
+
+
+def _strings(value: object, path: str = ""):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key not in _NOT_TEXT:
+                yield from _strings(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item, path)
+    elif isinstance(value, str):
+        yield path, value
+
+
+def _leaks(at: AppTest) -> list[str]:
+    """Every text of every element (labels, options, help, values, table cells) that shows a
+    missing or undefined value as a word."""
+    import pandas as pd
+    from google.protobuf.json_format import MessageToDict
+
+    found = []
+    stack = [at.main, at.sidebar]
+    while stack:
+        node = stack.pop()
+        children = getattr(node, "children", None)
+        if children:
+            stack.extend(children.values())
+            continue
+        proto = getattr(node, "proto", None)
+        if proto is None:
+            continue
+        kind = type(node).__name__
+        found += [
+            f"{kind}{p}: {s[:120]!r}"
+            for p, s in _strings(MessageToDict(proto))
+            if _LEAKED.search(s)
+        ]
+        value = getattr(node, "value", None) if kind == "Dataframe" else None
+        if isinstance(value, pd.DataFrame):
+            shown = value.astype(object).where(value.notna(), "None").astype(str)
+            found += [
+                f"{kind} column {c!r}"
+                for c in shown.columns
+                if shown[c].str.contains(_LEAKED).any()
+            ]
+    return found
+
+
+def _sweep(at: AppTest) -> dict[str, list[str]]:
+    leaks = {}
+    for page in PAGES:
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        if found := _leaks(at):
+            leaks[page] = found
+    return leaks
+
+
+def test_no_page_shows_none_nan_or_infinity_on_the_demo(app_on, demo_root):
+    at = app_on(demo_root).run()
+    assert _sweep(at) == {}
+    at.switch_page("views/health.py").run()
+    at.selectbox(key="cfg_example").select("The units bug: chunks counted, files scored").run()
+    assert _sweep(at) == {}
+
+
+def test_no_page_shows_none_nan_or_infinity_on_five_queries(app_on, tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    # Five queries: one with no gold in the run's top ten, one not ranked at all, grades 1-2.
+    qrels = "".join(f"q{i} 0 d{i} {1 + i % 2}\n" for i in range(1, 6))
+    run = "".join(
+        f"q{i} Q0 {f'd{i}' if (i != 2 and j == i) else f'x{i}-{j}'} {j} {20 - j} r\n"
+        for i in range(1, 5)
+        for j in range(1, 12)
+    )
+    ws.add(qrels.encode(), name="five.qrels", kind="qrels")
+    ws.add(run.encode(), name="five.run", kind="run")
+    demo.save_presets(
+        ws,
+        [
+            demo.Preset(
+                "five",
+                "Five queries",
+                "",
+                run="five.run",
+                qrels="five.qrels",
+                pool_kind="corpus",
+                pool=50,
+                seeds=2,
+            )
+        ],
+    )
+    at = app_on(tmp_path / "ws").run()
+    verdicts = _texts(at.success) + _texts(at.warning) + _texts(at.error)
+    assert "rr@10, 5 queries" in verdicts
+    assert _sweep(at) == {}

@@ -11,13 +11,19 @@ from evalvalidity.report import charts
 st.title("Compare runs")
 cfg = state.config()
 if cfg is not None and cfg.run is not None:
-    others = [d.name for d in state.datasets("run") if d.name != cfg.run]
+    # Only runs that rank some of the model run's queries can be compared with it.
+    others = [
+        d.name
+        for d in state.datasets("run")
+        if d.name != cfg.run and state.shares_a_query(cfg.run, d.name)
+    ]
     chosen = st.multiselect(
         f"Runs to compare with {cfg.run}",
         others,
         default=[c for c in cfg.compare if c in others],
         key="c_runs",
-        help="Paired randomization tests over the same queries, Holm-corrected.",
+        help="Paired randomization tests over the same queries, Holm-corrected. Only runs "
+        "that rank some of the model run's queries are offered.",
     )
     if tuple(chosen) != cfg.compare:
         state.replace_config(compare=tuple(chosen))

@@ -441,12 +441,16 @@ with verdict_area.container():
         st.altair_chart(every["headroom"], width="stretch")
     frame = report.to_frame(result)
     if len(frame):
-        limit = st.slider(
-            "Queries to show",
-            5,
-            min(100, max(5, len(frame))),
-            min(20, max(5, len(frame))),
-            key="health_limit",
+        limit = (
+            st.slider(
+                "Queries to show",
+                5,
+                min(100, len(frame)),
+                min(20, len(frame)),
+                key="health_limit",
+            )
+            if len(frame) > 5
+            else len(frame)  # a slider from 5 to 5 is refused: every query is shown
         )
         st.altair_chart(
             charts.query_headroom(frame, limit=limit, metric=result.metric.name), width="stretch"

@@ -97,8 +97,11 @@ shown = frame[mask].sort_values(
     sort_by, ascending=not descending, kind="stable", key=natural if sort_by == "qid" else None
 )
 st.caption(f"{len(shown):,} of {len(frame):,} queries")
+# A column with no value at all (no noise run: no noise score, no z) is left out, not shown as
+# a column of "None".
+unmeasured = [c for c in frame.columns if frame[c].isna().all()]
 picked = st.dataframe(
-    shown,
+    shown.drop(columns=unmeasured),
     hide_index=True,
     key="q_table",
     on_select="rerun",
@@ -161,6 +164,32 @@ if row["flags"]:
         )
     )
 
+# What the floor was computed from: the grades of the gold items in the pool (nDCG's gains) and
+# of every judged item (its ideal DCG), and the chunks of the gold documents (deduplicated).
+graded = not result.metric.spec.binary
+deduplicated = result.floor_method != "exact"
+gains: list[int] | None = None
+judged_gains: list[int] | None = None
+gold_chunks: int | None = None
+if graded or deduplicated:
+    try:
+        every = list(state.judged_grades(cfg, qid))
+        listed = state.pool_items(cfg, qid)
+    except EvalValidityError:
+        pass
+    else:
+        threshold = 1 if graded else result.metric.rel
+        if listed is None:
+            in_pool = every[: int(row["pool_size"])]  # the best grades fill a smaller pool
+        else:
+            if "chunks" in listed.columns:
+                listed = listed[listed["chunks"] > 0]
+            listed = listed[listed["grade"].notna() & (listed["grade"] >= threshold)]
+            in_pool = sorted((int(x) for x in listed["grade"]), reverse=True)
+            if "chunks" in listed.columns:
+                gold_chunks = int(listed["chunks"].sum())
+        if graded:
+            gains, judged_gains = in_pool, every
 arithmetic = explain.floor_arithmetic(
     result.metric,
     int(row["pool_size"]),
@@ -168,9 +197,19 @@ arithmetic = explain.floor_arithmetic(
     int(row["judged"]),
     float(row["floor"]),
     result.floor_method,
+    gains=gains,
+    judged_gains=judged_gains,
+    gold_chunks=gold_chunks,
 )
 st.markdown(
-    "**The floor's arithmetic** (a uniformly random order of the pool, ties broken uniformly)"
+    "**The floor's arithmetic** ("
+    + (
+        "chunk scores drawn at random and deduplicated to documents: each document at its best "
+        "chunk"
+        if deduplicated
+        else "a uniformly random order of the pool, ties broken uniformly"
+    )
+    + ")"
 )
 st.latex(arithmetic.formula)
 st.latex(arithmetic.numbers)
@@ -202,8 +241,18 @@ with ranking_col:
             if ranked.empty:
                 st.info("The run has no ranking for this query: it scores 0.")
             else:
+                judged = ranked["grade"].notna().tolist()
+                grades = ranked["grade"].tolist()
                 ranked = ranked.assign(
-                    gold=["★ gold" if (g is not None and g > 0) else "" for g in ranked["grade"]]
+                    gold=[
+                        "★ gold" if ok and g > 0 else ""
+                        for ok, g in zip(judged, grades, strict=True)
+                    ],
+                    # An item without a judgement says so (a missing grade would read "None").
+                    grade=[
+                        f"{int(g)}" if ok else "unjudged"
+                        for ok, g in zip(judged, grades, strict=True)
+                    ],
                 )
                 order = ["position", "docid", "chunk_id", "score", "grade", "gold"]
                 st.dataframe(

@@ -4,14 +4,18 @@ import functools
 
 import streamlit as st
 
-from app import widgets
+from app import leaderboard, state, widgets
 from evalvalidity.report import charts
 from evalvalidity.report import html as html_report
 from evalvalidity.report import records as report
+from evalvalidity.report.provenance import dataset_provenance
 
 st.title("Report")
 cfg, result = widgets.result_or_stop()
 widgets.verdict_banner(result)
+# The leaderboard of the compared runs and each dataset's name, upload name, hash and rows.
+board = leaderboard.board_of(result)
+provenance = dataset_provenance(result, workspace=state.workspace(), owner=state.owner())
 
 subject = cfg.run or cfg.qrels
 title = st.text_input(
@@ -25,9 +29,12 @@ st.markdown(
 buttons = st.columns(4)
 buttons[0].download_button(
     "Download the HTML report",
-    data=lambda: html_report.render_html(result, title=title or "Benchmark health report").encode(
-        "utf-8"
-    ),
+    data=lambda: html_report.render_html(
+        result,
+        title=title or "Benchmark health report",
+        leaderboard=board,
+        provenance=provenance,
+    ).encode("utf-8"),
     file_name="report.html",
     mime="text/html",
     on_click="ignore",
@@ -45,7 +52,7 @@ buttons[1].download_button(
 )
 buttons[2].download_button(
     "summary.md",
-    data=lambda: report.to_markdown(result).encode("utf-8"),
+    data=lambda: report.to_markdown(result, leaderboard=board).encode("utf-8"),
     file_name="summary.md",
     mime="text/markdown",
     on_click="ignore",
@@ -53,7 +60,12 @@ buttons[2].download_button(
 )
 buttons[3].download_button(
     "Everything (zip)",
-    data=lambda: html_report.report_zip(result, title=title or "Benchmark health report"),
+    data=lambda: html_report.report_zip(
+        result,
+        title=title or "Benchmark health report",
+        leaderboard=board,
+        provenance=provenance,
+    ),
     file_name="evalvalidity-report.zip",
     mime="application/zip",
     on_click="ignore",
@@ -82,4 +94,4 @@ for name, chart in charts.result_charts(result).items():
     )
 
 with st.expander("The Markdown summary"):
-    st.code(report.to_markdown(result), language="markdown")
+    st.code(report.to_markdown(result, leaderboard=board), language="markdown")

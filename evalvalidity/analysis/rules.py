@@ -8,6 +8,8 @@ may have several rows, one per severity (``check1_ratio`` is ``broken`` outside
 ``Thresholds.ratio_band`` and ``warning`` inside it). :func:`verdict` walks the table in order
 and returns the worst severity found (``broken`` > ``warning`` > ``healthy``) with the reasons.
 Rules of scope ``noise`` are walked once for the noise run and once for the live noise test.
+:data:`NEXT_STEPS` is the table's last column, one per code (:attr:`Rule.next_step`): what to do
+next about a reason, in plain words, for the report's first paragraph.
 
 Examples
 --------
@@ -16,6 +18,8 @@ Examples
 >>> rule = next(r for r in RULES if r.code == "no_headroom")
 >>> rule.severity, rule.threshold
 ('broken', 'floor_share_broken')
+>>> rule.next_step.split(":")[0]
+'Make the task harder'
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from evalvalidity.analysis.results import (
 from evalvalidity.analysis.results_nulls import OtherNulls
 from evalvalidity.core.metrics import Metric
 
-__all__ = ["RULES", "Findings", "Rule"]
+__all__ = ["NEXT_STEPS", "RULES", "Findings", "Rule"]
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,11 @@ class Rule:
     def message(self, findings: Findings) -> str:
         """The reason's message for ``findings``."""
         return self.template.format(**self.numbers(findings), **self.words(findings))
+
+    @property
+    def next_step(self) -> str:
+        """What to do next about the reason, in plain words (:data:`NEXT_STEPS` of its code)."""
+        return NEXT_STEPS[self.code]
 
 
 # -- the findings each group of rules reads ----------------------------------------------------
@@ -969,3 +978,51 @@ RULES = (
         _model_tie_words,
     ),
 )
+
+
+#: What to do next about each reason code, in plain words (the report's first paragraph). One
+#: sentence per code: the rows of one code (one per severity) share it.
+NEXT_STEPS: dict[str, str] = {
+    "no_headroom": "Make the task harder: a larger or harder pool of candidates per query "
+    "(more distractors, hard negatives), or a metric that reads deeper than the top few.",
+    "low_headroom": "Add harder candidates to each query's pool, or accept that only large "
+    "differences between models will show.",
+    "check1_ratio": "Fix the evaluation harness before reading any score: compare how it counts "
+    "the pool, the cut-off and duplicate chunks with the declared pool.",
+    "check1_passed": "Nothing to do: the harness computes what it should.",
+    "check1_missing_values": "Make the harness write a value for every query and random run.",
+    "check1_depth": "Check how deep the harness reads each ranking and the depth the random "
+    "runs declare.",
+    "noise_leak": "Find what scores without the vectors (BM25, a reranker, metadata, the file's "
+    "order) and switch it off for the noise run, or remove it from the benchmark.",
+    "noise_tie_leak": "Break ties at random (or by a fixed key unrelated to gold) before writing "
+    "the run.",
+    "noise_above_floor": "Check that every component besides the vectors was switched off for "
+    "the noise run.",
+    "noise_ties": "Break the noise run's ties at random before writing it.",
+    "model_over_noise": "Nothing to do: the model's score comes from the vectors.",
+    "model_below_floor": "Check that the run's query and document ids match the judgements.",
+    "model_at_floor": "Check that the run's query and document ids match the judgements.",
+    "few_standard_errors": "Add queries: with this many only gross differences between models "
+    "are detectable.",
+    "no_gold": "Judge the queries without a gold item in the pool, or drop them.",
+    "gold_missing": "Add the judged gold items to the pool, or fix the ids that do not match.",
+    "pool_smaller_than_k": "Give those queries a pool of at least k items, or lower k.",
+    "run_queries_unjudged": "Score the run on the judged queries: check the query ids.",
+    "run_scores_zero": "Check that the run's document ids match the judgements.",
+    "noise_queries_differ": "Run the noise run on the same queries as the model.",
+    "compare_scores_zero": "Check that the compared run's document ids match the judgements.",
+    "query_independent": "Remove what a ranker can score without the query (popular documents, "
+    "a prior) from the judgements or the pool.",
+    "self_hits": "Remove each query from its own ranking and judgements, then score again.",
+    "segment_ids": "Score with the units rule the message names, so that segments count as "
+    "their documents.",
+    "units_rule": "Nothing to do: the run's ids were mapped to the judged documents.",
+    "judgement_holes": "Judge the unjudged documents the models rank high (pool their top "
+    "results), or report the score's range.",
+    "harness_out_of_range": "Fix the harness's counting: a score outside [0, 1] is impossible.",
+    "harness_duplicate_rows": "Fix the harness so that it writes each query once per random run.",
+    "harness_missing_rows": "Make the harness write every query for every random run.",
+    "model_ties": "Break the model's ties (by a secondary key or at random) before writing the "
+    "run, or report the score's range over tie orders.",
+}

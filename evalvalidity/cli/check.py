@@ -415,7 +415,9 @@ def run(args: argparse.Namespace) -> int:
     extra = _extra_record(extras)
     text: str | None = None
     if args.format == "markdown":
-        text = report.to_markdown(result) + _extra_text(extras, True)
+        text = report.to_markdown(result, leaderboard=extras.get("leaderboard")) + _extra_text(
+            extras, True
+        )
     elif args.format == "text":
         text = report.to_text(result) + _extra_text(extras, False)
     if args.history is not None:

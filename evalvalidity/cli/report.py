@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from evalvalidity.cli._common import progress_printer
-from evalvalidity.cli.check import add_check_arguments, result_from_args
+from evalvalidity.cli.check import add_check_arguments, saved_plan_from_args
 
 __all__ = ["register", "run"]
 
@@ -36,11 +36,32 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the check and write the report; prints the files written."""
-    from evalvalidity.report.html import write_report
+    """Run the check and write the report; prints the files written.
 
-    result = result_from_args(args, progress=progress_printer(True))
-    paths = write_report(result, args.out, title=args.title)
+    The report holds the leaderboard when runs are compared, and each dataset's provenance.
+    """
+    from evalvalidity.analysis.check import check_benchmark, load_inputs
+    from evalvalidity.analysis.compare import check_scores, run_leaderboard
+    from evalvalidity.io.workspace import Workspace, default_path
+    from evalvalidity.report.html import write_report
+    from evalvalidity.report.provenance import dataset_provenance
+
+    plan = saved_plan_from_args(args)
+    workspace = getattr(args, "workspace", None)
+    inputs = load_inputs(plan, workspace)
+    result = check_benchmark(plan, inputs, progress=progress_printer(True))
+    board = None
+    if inputs.compare and result.run_name is not None:
+        board = run_leaderboard(result, check_scores(plan, inputs, result), seed=plan.seed)
+    uses_datasets = any(ref.source == "dataset" for ref in plan.refs.values())
+    provenance = dataset_provenance(
+        result,
+        inputs,
+        workspace=Workspace(workspace or default_path()) if uses_datasets else None,
+    )
+    paths = write_report(
+        result, args.out, title=args.title, leaderboard=board, provenance=provenance
+    )
     for path in paths:
         print(os.fspath(path))
     print(f"verdict: {result.verdict}", file=sys.stderr)

@@ -834,12 +834,8 @@ def inferred_n_chart(
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> curve = expected_floor_curve("rr@10", result.queries.gold, low=5, high=60)
     >>> chart = inferred_n_chart(result.inferred_n, curve, metric="rr@10")
     >>> round(result.inferred_n.estimate, 1), chart.to_dict()["title"]["text"]
@@ -1167,12 +1163,8 @@ def check1_distribution(result: CheckResult) -> alt.LayerChart:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> spec = check1_distribution(result).to_dict()
     >>> spec["title"]["text"]
     'Check 1: the measured distribution against the exact one'

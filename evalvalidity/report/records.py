@@ -373,12 +373,8 @@ def to_dict(result: CheckResult) -> dict[str, Any]:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> record = to_dict(result)
     >>> record["schema_version"], record["verdict"], record["metric"], record["n_queries"]
     (1, 'healthy', 'rr@10', 2)
@@ -509,12 +505,8 @@ def to_json(result: CheckResult, *, indent: int | None = 2) -> str:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> import json
     >>> text = to_json(result)
     >>> json.loads(text) == to_dict(result), text.splitlines()[1]
@@ -536,12 +528,8 @@ def iter_json(result: CheckResult, extra: Mapping[str, Any] | None = None) -> It
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> import json
     >>> "".join(iter_json(result)) == to_json(result)
     True
@@ -566,12 +554,8 @@ def write_json(result: CheckResult, handle: TextIO) -> None:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> import io
     >>> handle = io.StringIO()
     >>> write_json(result, handle)
@@ -587,12 +571,8 @@ def to_frame(result: CheckResult) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> frame = to_frame(result)
     >>> frame[["qid", "pool_size", "gold", "model"]].to_dict("records")
     [{'qid': '1', 'pool_size': 20, 'gold': 1, 'model': 1.0}, {'qid': '2', 'pool_size': 20, 'gold': 1, 'model': 0.5}]
@@ -618,12 +598,8 @@ def to_text(result: CheckResult) -> str:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> print(to_text(result).splitlines()[0])
     verdict: HEALTHY   (rr@10, 2 queries, pool: corpus)
     >>> "floor 0.1464   ceiling 1" in to_text(result)
@@ -722,17 +698,19 @@ def _md_id(text: str) -> str:
     return "".join(_MD_ID_ESCAPES.get(c, " " if ord(c) < 32 or ord(c) == 127 else c) for c in text)
 
 
-def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
+def to_markdown(
+    result: CheckResult, *, max_queries: int = 10, leaderboard: tuple[Any, Any] | None = None
+) -> str:
     """A pull-request comment: the verdict, reasons, key numbers and the top flagged queries.
+
+    ``leaderboard``, a ``(Leaderboard, notes)`` pair
+    (:func:`evalvalidity.analysis.compare.run_leaderboard`), adds the leaderboard's table
+    (:func:`leaderboard_to_markdown`) after the key numbers.
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> comment = to_markdown(result)
     >>> print(comment.splitlines()[0])
     ### ✅ Benchmark health: **healthy** (rr@10, 2 queries)
@@ -785,6 +763,9 @@ def to_markdown(result: CheckResult, *, max_queries: int = 10) -> str:
         )
     for label, value in _null_lines(result):
         out.append(f"| {_md_escape(label)} | {_md_id(value)} |")
+    if leaderboard is not None:
+        board, notes = leaderboard
+        out += ["", leaderboard_to_markdown(board, notes, result=result).rstrip("\n")]
     flagged = [i for i, f in enumerate(result.queries.flags) if f][:max_queries]
     if flagged:
         t = result.queries
@@ -816,6 +797,7 @@ __all__ += [
     "gate_to_markdown",
     "gate_to_text",
     "leaderboard_to_dict",
+    "leaderboard_to_markdown",
     "leaderboard_to_text",
     "suite_to_dict",
     "suite_to_markdown",
@@ -843,12 +825,8 @@ def clustered_to_dict(stats: Any) -> dict[str, Any] | None:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> from evalvalidity.analysis.compare import clustered_stats, query_clusters
     >>> clusters = query_clusters(result.queries.qid, groups={"1": "A", "2": "B"})
     >>> record = clustered_to_dict(clustered_stats(result, clusters))
@@ -1015,6 +993,77 @@ def leaderboard_to_text(board: Any) -> str:
             + ("  separated" if row.significant else "  not separated")
         )
     return "\n".join(lines) + "\n"
+
+
+def leaderboard_to_markdown(
+    board: Any, notes: Any = (), *, result: CheckResult | None = None
+) -> str:
+    """The leaderboard as a Markdown table, every number by :func:`~.numbers.format_number`.
+
+    One row per run: its mean with its interval, the floor, the chance-adjusted score, wins,
+    ties and losses per query against the first run, its rank interval and whether it is
+    separated from the next run; then every pair's difference and p-values (the test's and the
+    corrected), ``≤`` the test's resolution when it cannot go lower. With ``result`` (the
+    check the board was built from), the floor and the smallest detectable difference.
+
+    Examples
+    --------
+    >>> from evalvalidity.core.leaderboard import leaderboard
+    >>> board = leaderboard({"bm25": [0.2, 0.3, 0.4, 0.3, 0.5, 0.2, 0.4, 0.3],
+    ...                      "dense": [0.6, 0.7, 0.9, 0.8, 0.7, 0.6, 0.9, 0.8]}, rng=0)
+    >>> text = leaderboard_to_markdown(board)
+    >>> print(text.splitlines()[4])
+    | 1 | dense | 0.750 [0.650, 0.850] | – | – | 8 / 0 / 0 | 1–1 | yes |
+    >>> print(text.splitlines()[-1])
+    | dense − bm25 | +0.425 | ≤ 0.008 | ≤ 0.008 | yes |
+    """
+    from evalvalidity.report.numbers import format_number as num
+
+    head = result.headroom if result is not None else None
+    floor = num(head.floor) if head is not None else "–"
+    detectable = (
+        result.power.min_detectable_difference
+        if result is not None and result.power is not None
+        else None
+    )
+    scope = f"{board.n_queries:,} queries" + (
+        f", {board.n_clusters:,} clusters" if board.n_clusters != board.n_queries else ""
+    )
+    out = [
+        f"#### Leaderboard ({scope}; p-values {board.correction}-corrected, test resolution "
+        f"{num(board.resolution, 'p')})",
+        "",
+        f"| rank | run | mean [95 % interval] | floor | chance-adjusted | "
+        f"wins / ties / losses vs {_md_id(board.baseline)} | rank interval | "
+        "separated from the next |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in board.to_rows():
+        separated = row["separated_from_next"]
+        out.append(
+            f"| {row['rank']:,} | {_md_id(row['run'])} | {num(row['mean'])} "
+            f"[{num(row['low'])}, {num(row['high'])}] | {floor} | {num(row['adjusted'])} | "
+            f"{row['wins']:,} / {row['ties']:,} / {row['losses']:,} | "
+            f"{row['rank_low']:,}–{row['rank_high']:,} | "
+            f"{'–' if separated is None else 'yes' if separated else 'no'} |"
+        )
+    if detectable is not None:
+        out += ["", f"Smallest detectable difference: {num(detectable)}."]
+    out += [
+        "",
+        f"| pair | difference | p | p ({board.correction}) | separated |",
+        "|---|---|---|---|---|",
+    ]
+    for pair in board.pairs:
+        out.append(
+            f"| {_md_id(pair.run_a)} − {_md_id(pair.run_b)} | {num(pair.difference, 'signed')} "
+            f"| {num(pair.p_value, 'p', resolution=board.resolution)} "
+            f"| {num(pair.adjusted_p_value, 'p', resolution=board.resolution)} "
+            f"| {'yes' if pair.significant else 'no'} |"
+        )
+    if notes:
+        out += ["", *(f"- {_md_escape(str(n))}" for n in notes)]
+    return "\n".join(out) + "\n"
 
 
 def gate_to_text(gate: Any) -> str:

@@ -21,10 +21,11 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """The demo workspace (toy and units bug), as ``evalvalidity app`` builds it."""
+def workspace(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """The demo workspace, as ``evalvalidity app`` builds it: toy and units bug unless a test
+    names its examples (``parametrize("workspace", [examples], indirect=True)``)."""
     root = tmp_path / "workspace"
-    demo.build_demo(root, include=("toy", "unitsbug"))
+    demo.build_demo(root, include=getattr(request, "param", ("toy", "unitsbug")))
     return root
 
 
@@ -128,6 +129,41 @@ def test_own_uploads_do_not_silently_keep_the_demos_datasets(server, chromium, a
     # The demo's noise run (other queries) is either refused by name or visibly in the plan.
     assert "Verdict: HEALTHY" not in body
     assert "toy.noise" in body and "share no query" in body
+    context.close()
+
+
+def _plan_line(page: Any) -> str:
+    """The line that names every dataset of the plan the page's numbers come from."""
+    line = page.get_by_text(re.compile(r"^(Checked|Stale — checked before the settings changed): "))
+    return str(line.first.inner_text())
+
+
+@pytest.mark.parametrize("workspace", [("cranfield", "toy")], indirect=True, ids=["cranfield"])
+def test_the_demos_comparison_run_does_not_stay_in_ones_own_check(server, chromium, artifacts):
+    context, page = _open(chromium, server)
+    page.get_by_text(re.compile(r"^Checked: .*compared with cranfield\.run_bm25")).wait_for()
+    _upload(page, _own_benchmark())
+    page.locator("[data-testid=stSidebarNav] a").filter(has_text="Health").click()
+    _settled(page)
+    _choose(page, "Model run", "my_run")
+    _choose(page, "Judgements (qrels)", "my_qrels")
+    _choose(page, "Noise run (Check 2)", "— none —")
+    page.get_by_text("a corpus size (every query ranks the whole corpus)").click()
+    _settled(page)
+    _run_check(page)
+    page.screenshot(path=artifacts / "journey-6-own-after-cranfield.png", full_page=True)
+    line = _plan_line(page)
+    assert line.startswith("Checked: run my_run · qrels my_qrels · corpus of"), line
+    assert "cranfield." not in line and "no comparison run" in line, line
+    body = page.locator("body").inner_text()
+    assert re.search(r"Verdict: (HEALTHY|WARNING|BROKEN) — rr@10, 10 queries", body), body
+    assert "Left out of the comparison: cranfield.run_bm25" in body  # said, not hidden
+    page.locator("[data-testid=stSidebarNav] a").filter(has_text="Compare").click()
+    page.get_by_role("heading", level=1).filter(has_text="Compare runs").wait_for()
+    _settled(page)
+    page.screenshot(path=artifacts / "journey-6-compare.png", full_page=True)
+    body = page.locator("body").inner_text()
+    assert "cranfield.run_bm25" not in body and "no comparison run" in _plan_line(page)
     context.close()
 
 
