@@ -117,7 +117,7 @@ def floor_arithmetic(
     if g == 0:
         formula, numbers = r"E = 0", r"\text{no gold item in the pool}"
     elif deduplicated and family in ("rr", "hit"):
-        # The exact floor of the deduplicating scorer (docs/math.md, the exponential race).
+        # The exact floor of the deduplicating scorer (docs/math.md, The exact floor of RR and Hit).
         term = r"\frac{P(B = b \mid x)}{b+1}" if family == "rr" else r"P(B = b \mid x)"
         name = r"\mathrm{RR}" if family == "rr" else r"\mathrm{Hit}"
         formula = (

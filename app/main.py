@@ -44,4 +44,8 @@ page = st.navigation(pages)
 from app import state  # noqa: E402  (after the path is set up)
 
 state.owner()  # the owner token stays in the address, on every page
+state.open_link()  # a plan named in the address (?run=...&qrels=...) becomes the checked one
+opened = state.link_message()
+if opened is not None:
+    (st.error if opened[0] == "error" else st.info)(opened[1], icon=":material/link:")
 page.run()

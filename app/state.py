@@ -4,16 +4,28 @@ Per session (``st.session_state``): the workspace handle, the session's owner id
 private to it until saved to the shared workspace), the current check configuration and the
 previews of this session's uploads, keyed on each upload's ``file_id``.
 
-Across sessions (``st.cache_data``): the check itself, keyed by the datasets' names, ids and
-content hashes and by every parameter, so that changing the metric or k and changing it back
-answers from the cache; and the per-query rankings of the drill-down. Nothing here is a
-``cache_resource``, so no mutable value is shared between sessions; the library opens its own
-DuckDB connection per call, so no connection is shared either.
+Across sessions, two layers of cache, both keyed on content (each dataset's id and SHA-256, so
+that a dataset replaced under the same name is never answered from the cache):
+
+- the datasets' tables (``st.cache_resource``, :func:`dataset_table`): what a check loads and
+  what does not depend on the metric, k or the tie policy, so changing one of those only reruns
+  the check itself. A private dataset's entry is keyed on its owner as well and only that
+  owner's session can name it; Arrow tables are immutable, so sharing one is safe;
+- the check itself (``st.cache_data``): keyed by the plan's canonical JSON and the datasets'
+  fingerprints, so that a plan computed before (a setting changed back) answers from the cache.
+  A plan of shared datasets only is keyed without an owner: every session gets its result.
+
+and the per-query rankings of the drill-down. Deleting a dataset drops the cached tables. The
+library opens its own DuckDB connection per call, so no connection is shared.
+
+Links (:func:`plan_link`, :func:`open_link`): a plan of shared datasets can be written as the
+query parameters of the dashboard's address and opened from them.
 """
 
 from __future__ import annotations
 
 import re
+import urllib.parse
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -28,10 +40,12 @@ from evalvalidity.analysis.check import check_benchmark
 from evalvalidity.analysis.consistency import check_consistency
 from evalvalidity.analysis.plan import CheckInputs, CheckPlan, PoolSpec
 from evalvalidity.analysis.results import CheckResult
+from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import EvalValidityError, ParameterError
 from evalvalidity.io.ingest import KINDS, read
 from evalvalidity.io.workspace import DatasetInfo, Workspace, default_path
+from evalvalidity.report import charts
 
 #: The ways of declaring the pool, as the Health page offers them.
 POOL_KINDS: dict[str, str] = {
@@ -272,6 +286,7 @@ def delete(name: str) -> None:
     """Delete a dataset this session sees."""
     _visible(name)
     workspace().delete(name, owner=owner())
+    dataset_table.clear()  # keyed on content, so never stale; this frees the memory
 
 
 def share(name: str) -> DatasetInfo:
@@ -306,24 +321,56 @@ def _table(
     return dataset.table
 
 
+#: How many datasets' tables the dashboard keeps in memory (all sessions together).
+MAX_TABLES = 8
+#: How many checks' results it keeps (all sessions together).
+MAX_RESULTS = 64
+
+#: A dataset as a check is keyed on it: (role, name, id, sha256, the dataset's owner).
+Fingerprint = tuple[str, str, str, str, str | None]
+
+
+@st.cache_resource(show_spinner="Loading the datasets…", max_entries=MAX_TABLES, ttl=3600)
+def dataset_table(
+    workspace_path: str, name: str, dataset_id: str, sha256: str, kind: str, owner: str | None
+) -> pa.Table:
+    """The table of one dataset, loaded once per content for every check that names it.
+
+    ``owner`` is the dataset's owner (None for a shared dataset): a private dataset's table is
+    cached under its owner, and only its owner's session resolves the name to that ``dataset_id``.
+    The key holds the id and SHA-256, so a dataset replaced under the same name is loaded again.
+    """
+    return _load_table(Workspace(workspace_path), (name, dataset_id, sha256), kind, owner)
+
+
+def _load_table(
+    ws: Workspace, fingerprint: tuple[str, str, str], kind: str, owner: str | None
+) -> pa.Table:
+    return _table(ws, fingerprint, kind, owner)
+
+
 def _inputs(
-    ws: Workspace,
-    plan: CheckPlan,
-    fingerprints: tuple[tuple[str, str, str, str], ...],
-    owner: str | None,
+    workspace_path: str, plan: CheckPlan, fingerprints: tuple[Fingerprint, ...]
 ) -> CheckInputs:
-    """The tables of a plan, read by the fingerprints (role, name, id, sha256) it was keyed on."""
+    """The tables of a plan, from :func:`dataset_table`, by the fingerprints it was keyed on."""
     kinds = {"run": "run", "qrels": "qrels", "noise_run": "run", "harness_output": "harness"}
     tables: dict[str, pa.Table] = {}
     compare: dict[str, pa.Table] = {}
     pool_table = None
-    for role, name, dataset_id, sha in fingerprints:
+    for role, name, dataset_id, sha, dataset_owner in fingerprints:
         if role == "pool":
-            pool_table = _table(ws, (name, dataset_id, sha), plan.pool.kind, owner)
+            kind: str = plan.pool.kind
         elif role.startswith("compare:"):
-            compare[role.split(":", 1)[1]] = _table(ws, (name, dataset_id, sha), "run", owner)
+            kind = "run"
         else:
-            tables[role] = _table(ws, (name, dataset_id, sha), kinds[role], owner)
+            kind = kinds[role]
+        table = dataset_table(workspace_path, name, dataset_id, sha, kind, dataset_owner)
+        if role == "pool":
+            pool_table = table
+        elif role.startswith("compare:"):
+            compare[role.split(":", 1)[1]] = table
+        else:
+            tables[role] = table
     declared = plan.pool
     if declared.kind == "corpus":
         spec = PoolSpec(corpus_size=declared.corpus_size)
@@ -337,38 +384,55 @@ def _inputs(
 
 
 @st.cache_data(
-    show_spinner="Running the checks: floors, Check 1, Check 2, inferred N…", max_entries=64
+    show_spinner="Running the checks: floors, Check 1, Check 2, inferred N…",
+    max_entries=MAX_RESULTS,
 )
 def _check(
     workspace_path: str,
     plan_json: str,
-    fingerprints: tuple[tuple[str, str, str, str], ...],
+    fingerprints: tuple[Fingerprint, ...],
     owner: str | None = None,
 ) -> CheckResult:
-    """The check of a plan; ``fingerprints`` (role, name, id, sha256) key the cache on content."""
+    """The check of a plan; ``fingerprints`` key the cache on content; ``owner`` is the
+    session's owner when the plan names a private dataset (None otherwise)."""
     plan = CheckPlan.from_json(plan_json)
-    return check_benchmark(plan, _inputs(Workspace(workspace_path), plan, fingerprints, owner))
+    return check_benchmark(plan, _inputs(workspace_path, plan, fingerprints))
 
 
-def _fingerprints(cfg: demo.Preset) -> tuple[tuple[str, str, str, str], ...]:
+def _fingerprints(cfg: demo.Preset) -> tuple[Fingerprint, ...]:
     fingerprints = []
     for role, ref in cfg.plan.refs.items():
-        found = _fingerprint(ref.name)
-        assert found is not None
-        fingerprints.append((role, *found))
+        info = _visible(ref.name)
+        fingerprints.append((role, info.name, info.id, info.sha256, info.owner))
     return tuple(fingerprints)
+
+
+def _check_key(cfg: demo.Preset) -> tuple[str, str, tuple[Fingerprint, ...], str | None]:
+    """What the check of ``cfg`` is cached under: workspace, plan, datasets' content, owner.
+
+    The session's owner is part of the key only when the plan names a private dataset: a plan
+    of shared datasets answers every session from one cached result.
+    """
+    fingerprints = _fingerprints(cfg)
+    private = any(f[4] is not None for f in fingerprints)
+    return (
+        str(workspace().path),
+        cfg.plan.to_json(indent=None),
+        fingerprints,
+        owner() if private else None,
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _consistency(
     workspace_path: str,
     plan_json: str,
-    fingerprints: tuple[tuple[str, str, str, str], ...],
+    fingerprints: tuple[Fingerprint, ...],
     owner: str | None = None,
 ) -> tuple[str | None, tuple[str, ...]]:
     plan = CheckPlan.from_json(plan_json)
     try:
-        inputs = _inputs(Workspace(workspace_path), plan, fingerprints, owner)
+        inputs = _inputs(workspace_path, plan, fingerprints)
         found = check_consistency(plan, inputs)
     except EvalValidityError as exc:
         return str(exc), ()
@@ -383,10 +447,10 @@ def consistency(cfg: demo.Preset) -> tuple[str | None, tuple[str, ...]]:
     the plan) or None, and the warnings about pairs that only partly overlap.
     """
     try:
-        fingerprints = _fingerprints(cfg)
+        key = _check_key(cfg)
     except EvalValidityError as exc:
         return str(exc), ()
-    return _consistency(str(workspace().path), cfg.plan.to_json(indent=None), fingerprints, owner())
+    return _consistency(*key)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -415,7 +479,26 @@ def run_check(cfg: demo.Preset) -> CheckResult:
     EvalValidityError
         What the library raises on bad input, for the page to show.
     """
-    return _check(str(workspace().path), cfg.plan.to_json(indent=None), _fingerprints(cfg), owner())
+    return _check(*_check_key(cfg))
+
+
+#: How many checks' charts a session keeps.
+_MAX_CHARTS = 4
+
+
+def result_charts(cfg: demo.Preset, result: CheckResult) -> dict[str, Any]:
+    """The charts of ``cfg``'s check (``result``), built once per check in this session.
+
+    Every rerun of the Health page (any widget) would otherwise build them again: the most
+    expensive part of the page once the check itself comes from the cache.
+    """
+    store: dict[Any, dict[str, Any]] = st.session_state.setdefault("charts", {})
+    key = _check_key(cfg)
+    if key not in store:
+        while len(store) >= _MAX_CHARTS:
+            store.pop(next(iter(store)))
+        store[key] = charts.result_charts(result)
+    return store[key]
 
 
 def current_result() -> tuple[demo.Preset | None, CheckResult | None, str | None]:
@@ -530,3 +613,220 @@ def judged_grades(cfg: demo.Preset, qid: str) -> tuple[int, ...]:
     if qrels is None:
         raise ParameterError("The configuration has no judgements.")
     return _judged_grades(str(workspace().path), qrels, str(qid), owner())
+
+
+# ------------------------------------------------------------------------------- links
+
+#: The query parameters of a plan's link, in the order a link writes them.
+LINK_PARAMS = (
+    "run",
+    "qrels",
+    "noise",
+    "harness",
+    "compare",
+    "pool_kind",
+    "pool",
+    "unit",
+    "metric",
+    "k",
+    "rel",
+    "ties",
+    "seeds",
+)
+
+#: The tie policies a link may name.
+_TIES = ("trec_eval", "given", "average")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A plan written as a link, or why it cannot be.
+
+    Attributes
+    ----------
+    url : str or None
+        The link (None when the plan names a private dataset).
+    private : tuple of str
+        The private datasets the plan names: a link never names one.
+    """
+
+    url: str | None
+    private: tuple[str, ...]
+
+
+def link_query(cfg: demo.Preset) -> list[tuple[str, str]]:
+    """The query parameters naming ``cfg``'s datasets and settings (see :data:`LINK_PARAMS`).
+
+    The metric is written as its family, cutoff and relevance threshold
+    (``metric=rr&k=10``, ``rel`` only when it is not 1); ``seeds`` only when it is not
+    ``auto``. The owner token is never part of a link.
+    """
+    metric = parse_metric(cfg.metric)
+    pairs: list[tuple[str, str]] = []
+    if cfg.run is not None:
+        pairs.append(("run", cfg.run))
+    pairs.append(("qrels", cfg.qrels))
+    if cfg.noise_run is not None:
+        pairs.append(("noise", cfg.noise_run))
+    if cfg.harness is not None:
+        pairs.append(("harness", cfg.harness))
+    pairs.extend(("compare", name) for name in cfg.compare)
+    pairs.append(("pool_kind", cfg.pool_kind))
+    pairs.append(("pool", str(cfg.pool)))
+    if cfg.pool_kind == "units":
+        pairs.append(("unit", cfg.analytic_unit))
+    pairs.append(("metric", metric.family))
+    if metric.k is not None:
+        pairs.append(("k", str(metric.k)))
+    if metric.rel != 1:
+        pairs.append(("rel", str(metric.rel)))
+    pairs.append(("ties", cfg.ties))
+    if cfg.seeds != "auto":
+        pairs.append(("seeds", str(cfg.seeds)))
+    return pairs
+
+
+def plan_link(cfg: demo.Preset, base_url: str | None = None) -> Link:
+    """The link that opens ``cfg`` in the dashboard, unless it names a private dataset.
+
+    ``base_url`` is the dashboard's address (default: the page's, ``st.context.url``); its
+    query and fragment are dropped, so the owner token never travels in a link.
+    """
+    private = tuple(
+        sorted({ref.name for ref in cfg.plan.refs.values() if _visible(ref.name).owner})
+    )
+    if private:
+        return Link(None, private)
+    if base_url is None:
+        base_url = st.context.url or ""
+    parts = urllib.parse.urlsplit(base_url)
+    query = urllib.parse.urlencode(link_query(cfg))
+    return Link(urllib.parse.urlunsplit((*parts[:3], query, "")), ())
+
+
+def _one(params: dict[str, list[str]], key: str) -> str | None:
+    values = params.get(key, [])
+    if len(values) > 1:
+        raise ParameterError(f"The link names {key!r} {len(values)} times; it may name it once.")
+    return values[0] if values else None
+
+
+def _int_param(params: dict[str, list[str]], key: str, default: int | None) -> int | None:
+    text = _one(params, key)
+    if text is None:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise ParameterError(f"The link's {key!r} must be an integer >= 1. Got {text!r} instead.")
+    return int(text)
+
+
+def plan_of_link(params: dict[str, list[str]]) -> demo.Preset:
+    """The configuration a link's query parameters name, checked against this session's view.
+
+    Parameters
+    ----------
+    params : dict of str to list of str
+        The link's parameters (each with every value it was given); other keys are ignored.
+
+    Raises
+    ------
+    ParameterError
+        When a parameter is malformed, or a dataset the link names is not a shared dataset of
+        this workspace (or this session's own dataset of the same name hides it).
+    """
+    qrels = _one(params, "qrels")
+    if qrels is None:
+        raise ParameterError("The link names no judgements: it needs a 'qrels' parameter.")
+    pool_kind = _one(params, "pool_kind") or "corpus"
+    if pool_kind not in POOL_KINDS:
+        raise ParameterError(
+            f"The link's 'pool_kind' must be one of {', '.join(POOL_KINDS)}. Got {pool_kind!r}."
+        )
+    pool: str | int
+    if pool_kind == "corpus":
+        size = _int_param(params, "pool", None)
+        if size is None:
+            raise ParameterError("The link declares a corpus pool without its size ('pool').")
+        pool = size
+    else:
+        named = _one(params, "pool")
+        if not named:
+            raise ParameterError(f"The link declares {pool_kind} without naming the dataset.")
+        pool = named
+    # A family (``rr``) or any spelling the library reads (``rr@10``, ``P_10``); k and rel win.
+    spelled = parse_metric(_one(params, "metric") or "rr")
+    rel = _int_param(params, "rel", spelled.rel)
+    assert rel is not None
+    metric = Metric(spelled.family, _int_param(params, "k", spelled.k), rel).name
+    ties = _one(params, "ties") or "trec_eval"
+    if ties not in _TIES:
+        raise ParameterError(
+            f"The link's 'ties' must be one of {', '.join(_TIES)}. Got {ties!r} instead."
+        )
+    seeds: int | str = "auto"
+    if _one(params, "seeds") not in (None, "auto"):
+        seeds = _int_param(params, "seeds", 1) or 1
+    fields: dict[str, Any] = {
+        "run": _one(params, "run"),
+        "qrels": qrels,
+        "noise_run": _one(params, "noise"),
+        "harness": _one(params, "harness"),
+        "compare": tuple(params.get("compare", [])),
+        "pool_kind": pool_kind,
+        "pool": pool,
+        "analytic_unit": _one(params, "unit") or "documents",
+        "metric": metric,
+        "ties": ties,
+        "seeds": seeds,
+    }
+    cfg = demo.Preset("link", "A shared plan", "Opened from a link.", **fields)
+    ws, me = workspace(), owner()
+    missing, hidden = [], []
+    for name in dict.fromkeys(cfg.datasets()):
+        if ws.find(name) is None:
+            missing.append(name)
+        elif ws.find(name, owner=me) != ws.find(name):
+            hidden.append(name)
+    if missing:
+        raise ParameterError(
+            "The link names datasets this workspace does not share: "
+            f"{', '.join(map(repr, missing))}. Ask whoever sent it to save them to the shared "
+            "workspace (Workspace page, Share), or check the link's spelling."
+        )
+    if hidden:
+        raise ParameterError(
+            f"The link names the shared datasets {', '.join(map(repr, hidden))}, but datasets "
+            "of yours with the same names hide them; rename yours on the Workspace page to "
+            "open this link."
+        )
+    same = next((p for p in presets() if p.fields() == cfg.fields()), None)
+    return same if same is not None else cfg
+
+
+def open_link() -> None:
+    """Check the plan named in the address, if any, and take its parameters out of it.
+
+    A link names shared datasets only; when each of them exists the plan becomes the session's
+    checked configuration (its verdict computed at once, from the cache when it ran before);
+    otherwise nothing changes and :func:`link_message` says why.
+    """
+    keys = [k for k in st.query_params if k in LINK_PARAMS]
+    if not keys:
+        return
+    params = {k: st.query_params.get_all(k) for k in keys}
+    for k in keys:
+        del st.query_params[k]
+    try:
+        cfg = plan_of_link(params)
+    except EvalValidityError as exc:
+        st.session_state["link_message"] = ("error", f"The link cannot be opened: {exc}")
+        return
+    set_config(cfg)
+    st.session_state.pop("draft", None)  # the Health page shows the linked plan
+    st.session_state["link_message"] = ("info", "Opened the plan from the link.")
+
+
+def link_message() -> tuple[str, str] | None:
+    """What opening a link did (kind ``info`` or ``error``, text), once."""
+    message: tuple[str, str] | None = st.session_state.pop("link_message", None)
+    return message

@@ -153,7 +153,12 @@ def main(argv: list[str] | None = None) -> int:
         sizes = list(SIZES) if args.scale else [7_000_000]
         cases = []
         for total in sizes:
-            run, qrels = generate(SIZES[total], total, OUT)
+            # in a child process: a child's peak RSS (ru_maxrss) starts from its parent's at
+            # fork, so a parent that had held the generated run would inflate every row
+            subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r});"
+                            f" from score import generate, OUT; generate({SIZES[total]}, {total}, OUT)"],
+                           check=True)  # fmt: skip
+            run, qrels = generate(SIZES[total], total, OUT)  # the files exist: their paths
             cases.append((run, qrels, f"{total / 1e6:.0f}M lines"))
     # compile the package's bytecode once, as an installation does
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "evalvalidity")],

@@ -309,3 +309,140 @@ def test_random_runs_scored_by_a_harness_pass_check1(capsys, tmp_path, seeds):
     assert data["checks"]["harness"]["passed"], data["checks"]["harness"]
     assert data["checks"]["harness"]["n_seeds"] == seeds
     assert code == 0
+
+
+# --------------------------------------------------------------------------- metric spellings
+
+#: Each canonical metric with its trec_eval and ir_measures spellings (trec_eval has no
+#: relevance threshold, and its recip_rank has no cutoff).
+SPELLINGS = {
+    "p@10": ["P_10", "P@10"],
+    "p@10[rel>=2]": ["P(rel=2)@10"],
+    "ndcg@10": ["ndcg_cut_10", "nDCG@10"],
+    "r@100": ["recall_100", "R@100"],
+    "ap@10": ["map_cut_10", "AP@10"],
+    "ap": ["map", "AP"],
+    "hit@10": ["success_10", "Success@10"],
+    "rr": ["recip_rank", "RR"],
+    "rr@10": ["RR@10", "mrr@10"],
+    "rprec": ["Rprec"],
+}
+UNITS = CRANFIELD / "chunks.tsv"
+
+
+@pytest.fixture(scope="module")
+def cranfield_head(tmp_path_factory):
+    """The first 12 Cranfield queries (graded judgements, chunks deduplicated to documents)."""
+    keep = {str(q) for q in range(1, 13)}
+    out = tmp_path_factory.mktemp("cranfield12")
+    for name in ("run_bm25.trec", "qrels.txt"):
+        lines = (CRANFIELD / name).read_text(encoding="utf-8").splitlines(keepends=True)
+        (out / name).write_text("".join(x for x in lines if x.split()[0] in keep), "utf-8")
+    return out
+
+
+def _means(capsys, *argv):
+    code, out, err = run_cli(capsys, "score", *argv, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)["runs"][0]["means"]
+
+
+def test_score_takes_every_spelling_and_answers_in_canonical_names(capsys):
+    c = CRANFIELD
+    inputs = ["--run", c / "run_bm25.trec", "--qrels", c / "qrels.txt", "--units", UNITS]
+    means = _means(capsys, *inputs, "-m", ",".join(SPELLINGS))
+    assert list(means) == list(SPELLINGS)
+    assert means["p@10[rel>=2]"] < means["p@10"]  # the threshold is applied
+    assert means["rr@10"] == pytest.approx(0.496, abs=5e-4)  # data/cranfield/README.md
+    for canonical, spellings in SPELLINGS.items():
+        for spelling in spellings:
+            assert _means(capsys, *inputs, "-m", spelling) == {canonical: means[canonical]}
+    # the brief's two lists, as one argument and as repeated -m
+    trec = "P_10,ndcg_cut_10,recall_100,map_cut_10,success_10,recip_rank,Rprec"
+    got = _means(capsys, *inputs, "-m", trec)
+    assert list(got) == ["p@10", "ndcg@10", "r@100", "ap@10", "hit@10", "rr", "rprec"]
+    assert got == {m: means[m] for m in got}
+    irm = ["nDCG@10", "P(rel=2)@10", "RR@10", "R@100", "AP", "Success@10", "Rprec"]
+    got = _means(capsys, *inputs, *[x for m in irm for x in ("-m", m)])
+    assert list(got) == ["ndcg@10", "p@10[rel>=2]", "rr@10", "r@100", "ap", "hit@10", "rprec"]
+    assert got == {m: means[m] for m in got}
+    code, text, _ = run_cli(capsys, "score", *inputs, "-m", "nDCG@10", "-m", "P(rel=2)@10")
+    assert code == 0
+    assert "ndcg@10" in text and "p@10[rel>=2]" in text and "nDCG" not in text
+    code, text, _ = run_cli(capsys, "score", *inputs, "-m", "nDCG@10,R@100", "--format", "trec")
+    assert code == 0
+    assert [line.split()[0] for line in text.splitlines()] == ["ndcg_cut_10", "recall_100"]
+
+
+def _check(capsys, d, metric):
+    code, out, err = run_cli(
+        capsys,
+        "check",
+        "--run",
+        d / "run_bm25.trec",
+        "--qrels",
+        d / "qrels.txt",
+        "--units",
+        UNITS,
+        "--seeds",
+        5,
+        "--fail-on",
+        "never",
+        "--format",
+        "json",
+        "-m",
+        metric,
+    )
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("canonical", list(SPELLINGS))
+def test_check_takes_m_in_every_spelling(capsys, cranfield_head, canonical):
+    expected = _check(capsys, cranfield_head, canonical)
+    assert expected["metric"] == canonical
+    assert expected["n_queries"] == 12
+    keys = ("metric", "model_score", "floor", "ceiling", "verdict")
+    for spelling in SPELLINGS[canonical]:
+        got = _check(capsys, cranfield_head, spelling)
+        assert {k: got[k] for k in keys} == {k: expected[k] for k in keys}, spelling
+        assert got["plan"]["metric"] == canonical
+
+
+def test_check_text_names_the_metric_canonically_and_takes_one(capsys, cranfield_head):
+    d = cranfield_head
+    argv = ["check", "--run", d / "run_bm25.trec", "--qrels", d / "qrels.txt"]
+    argv += ["--units", UNITS, "--seeds", 5, "--fail-on", "never"]
+    code, out, _ = run_cli(capsys, *argv, "-m", "nDCG@10")
+    assert code == 0
+    assert "ndcg@10" in out and "nDCG" not in out
+    code, _, err = run_cli(capsys, *argv, "-m", "nDCG@10,P_10")
+    assert code == 2
+    assert "check takes one metric; got 'nDCG@10,P_10'." in err
+
+
+def test_score_streams_a_large_run_through_parquet_with_the_same_numbers(
+    capsys, monkeypatch, tmp_path
+):
+    from evalvalidity.io import scoring
+    from evalvalidity.io.ingest import _read
+
+    d = WRITEUP / "toy"
+    argv = ["--run", d / "model.trec", "--qrels", d / "qrels.txt", "-m", "rr@10,ndcg@10,ap"]
+    in_memory = _means(capsys, *argv)
+    seen = []
+    real_score_run = scoring.score_run
+
+    def spy(run, *args, **kwargs):
+        seen.append((type(run).__name__, kwargs.get("memory_limit")))
+        return real_score_run(run, *args, **kwargs)
+
+    monkeypatch.setattr(scoring, "score_run", spy)
+    monkeypatch.setattr(_read, "STREAM_THRESHOLD_BYTES", 0)  # every file is "large"
+    assert _means(capsys, *argv) == in_memory
+    assert seen == [("FileSystemDataset", "2GB")]
+    bad = tmp_path / "bad.trec"
+    bad.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 1.0 t\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "score", "--run", bad, "--qrels", d / "qrels.txt")
+    assert code == 2
+    assert "bad.trec" in err and ":2" in err

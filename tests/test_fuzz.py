@@ -808,3 +808,125 @@ def test_another_owners_private_names_change_nothing_one_sees(
     # bob's private work (his shares excepted: shared names are public) comes first
     _view(shared, "bob", [op for op in theirs if op[0] != "share"])
     assert _view(alone, owner, mine) == _view(shared, owner, mine)
+
+
+# -- hostile IDs through ingest, check and report (chart export in a child process) -------------
+#: The classes of characters that broke something: C0 controls (NUL, ESC, form feed...), DEL,
+#: the noncharacters U+FFFE and U+FFFF, bidirectional overrides and isolates, line and
+#: paragraph separators, NEL, lone surrogates; and IDs of up to 10,000 characters.
+HOSTILE_CHARS = [
+    *(chr(c) for c in range(0x20)),
+    "\x7f",
+    "\x85",
+    "\ufffe",
+    "\uffff",
+    "\u2028",
+    "\u2029",
+    *(chr(c) for c in range(0x202A, 0x202F)),
+    *(chr(c) for c in range(0x2066, 0x206A)),
+    "\ud800",
+    "\udfff",
+]
+XML_FORBIDDEN = {chr(c) for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)} | {
+    "\ufffe",
+    "\uffff",
+    "\ud800",
+}
+hostile_id = st.one_of(
+    st.text(st.sampled_from(HOSTILE_CHARS) | st.sampled_from("qd0"), min_size=1, max_size=12),
+    st.builds(
+        lambda c, n: "q" + c * n, st.sampled_from([*HOSTILE_CHARS, "L"]), st.integers(1, 10_000)
+    ),
+)
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= c <= "\udfff" for c in text)
+
+
+@st.composite
+def hostile_benchmarks(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    qids = draw(st.lists(hostile_id, min_size=1, max_size=5, unique=True))
+    docids = draw(st.lists(hostile_id, min_size=2, max_size=4, unique=True))
+    return ["ok0", "ok1", *qids], ["d-ok", *docids]
+
+
+def hostile_pipeline(n: int, exports: list[str]) -> int:
+    """Run ``n`` derandomized hostile benchmarks through ingest → check → report; return n.
+
+    Chart export (vl-convert) happens here, so the caller runs this in a child process.
+    """
+    from evalvalidity.analysis.check import check_tables
+    from evalvalidity.analysis.plan import PoolSpec
+    from evalvalidity.report import records
+    from evalvalidity.report.charts import result_charts
+    from evalvalidity.report.html import chart_png, render_html
+
+    done = [0]
+
+    @settings(max_examples=n, derandomize=True, **COMMON)
+    @given(case=hostile_benchmarks())
+    def run(case: tuple[list[str], list[str]]) -> None:
+        qids, docids = case
+        run_rows = [
+            {"qid": q, "docid": d, "score": float(len(docids) - i)}
+            for q in qids
+            for i, d in enumerate(docids)
+        ]
+        qrels_rows = [{"qid": q, "docid": docids[-1], "rel": 1} for q in qids]
+        run = read(_jsonl(run_rows), kind="run", drop_bad_rows=True)
+        kept = [q for q in qids if not _has_surrogate(q)]
+        good_docs = [d for d in docids if not _has_surrogate(d)]
+        # exactly the rows with a lone surrogate are rejected; every other ID is kept as it is
+        assert set(run.table.column("qid").to_pylist()) == (set(kept) if good_docs else set())
+        assert run.n_rejected == len(run_rows) - len(kept) * len(good_docs)
+        if _has_surrogate(docids[-1]):  # every judgement names it: all rejected
+            with pytest.raises(EvalValidityError, match="every row was rejected"):
+                read(_jsonl(qrels_rows), kind="qrels", drop_bad_rows=True)
+            return
+        qrels = read(_jsonl(qrels_rows), kind="qrels", drop_bad_rows=True)
+        assert set(qrels.table.column("qid").to_pylist()) == set(kept)
+        result = check_tables(
+            run.table, qrels.table, pool=PoolSpec(corpus_size=1000), seeds=2, run_name=kept[-1]
+        )
+        assert result.verdict in ("healthy", "warning", "broken")
+        assert {r["qid"] for r in json.loads(records.to_json(result))["queries"]} == set(kept)
+        records.to_markdown(result)
+        records.to_text(result)
+        page = render_html(result, title="hostile " + "".join(qids))  # every chart as SVG
+        assert not XML_FORBIDDEN & set(page)
+        chart = next(iter(result_charts(result).values()))
+        assert chart_png(chart, scale=1.0)[:4] == b"\x89PNG"
+        exports.append(kept[-1])
+        done[0] += 1
+
+    run()
+    return done[0]
+
+
+HOSTILE_CHILD = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import test_fuzz
+exports = []
+test_fuzz.hostile_pipeline(int(sys.argv[2]), exports)
+print(len(exports))
+"""
+
+
+@pytest.mark.parametrize("n", [3, pytest.param(25, marks=pytest.mark.slow)])
+def test_hostile_ids_go_through_ingest_check_and_report(n):
+    import subprocess
+    import sys
+
+    tests = Path(__file__).parent
+    done = subprocess.run(
+        [sys.executable, "-c", HOSTILE_CHILD, str(tests), str(n)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tests.parent), "PATH": "/usr/bin:/bin"},
+        timeout=3600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]  # an abort is -6 (SIGABRT)
+    assert int(done.stdout.split()[-1]) >= n // 2  # most examples got as far as the charts

@@ -397,6 +397,22 @@ if applied is None:
 for p in examples:
     if p.plan == applied.plan:
         st.markdown(f"**{explain.md(p.title)}** — {explain.md(p.summary)}")
+with st.popover("Copy link to this plan", icon=":material/link:"):
+    link = state.plan_link(applied)
+    if link.url is not None:
+        st.code(link.url, language=None, wrap_lines=True)
+        st.caption(
+            "Whoever opens this address sees this plan checked on the shared datasets it "
+            "names. A link names shared datasets only: a private dataset is never named in one."
+        )
+    else:
+        st.warning(
+            "This plan names private datasets ("
+            + ", ".join(explain.md(n) for n in link.private)
+            + "), and a link never names a private dataset. Save them to the shared "
+            "workspace on the Workspace page (Share) to get a link to this plan.",
+            icon=":material/lock:",
+        )
 
 # Everything computed from the plan is drawn inside one placeholder, emptied first: while a
 # new plan's check runs, the previous plan's verdict does not stay on screen under its name.
@@ -419,7 +435,7 @@ with verdict_area.container():
         f"{head.model:.4g}" if head.model is not None else "–",
     )
 
-    every = charts.result_charts(result)
+    every = state.result_charts(cfg, result)
     st.subheader("The two checks")
     gauges = st.columns(2)
     with gauges[0]:

@@ -27,7 +27,7 @@ if not st.button("Run the suite", key="s_run", type="primary"):
 try:
     suite = parse_suite(text, "suite.toml", base=Path.cwd())
     with st.spinner(f"Checking {len(suite.benchmarks)} benchmarks…"):
-        result = run_suite(suite, workspace=state.workspace())
+        result = run_suite(suite, workspace=state.workspace(), owner=state.owner())
 except EvalValidityError as exc:
     st.error(str(exc))
     st.stop()

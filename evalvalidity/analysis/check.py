@@ -93,7 +93,9 @@ def _sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _load_ref(ref: DatasetRef, kind: str, role: str, workspace: Any) -> pa.Table:
+def _load_ref(
+    ref: DatasetRef, kind: str, role: str, workspace: Any, owner: str | None = None
+) -> pa.Table:
     """The ``kind`` table ``ref`` names, after checking its content hash when it has one."""
     from evalvalidity.io.ingest import load, read
     from evalvalidity.io.workspace import Workspace, default_path
@@ -118,16 +120,16 @@ def _load_ref(ref: DatasetRef, kind: str, role: str, workspace: Any) -> pa.Table
             if isinstance(workspace, Workspace)
             else Workspace(workspace if workspace is not None else default_path())
         )
-        info = ws.find(ref.name)
+        info = ws.find(ref.name, owner=owner)
         if info is not None and info.sha256 != ref.sha256:
             raise ParameterError(
                 f"The dataset {ref.name!r} (the plan's {role}) changed: its SHA-256 is not the "
                 "plan's."
             )
-    return load(ref.name, kind, workspace=workspace)
+    return load(ref.name, kind, workspace=workspace, owner=owner)
 
 
-def load_inputs(plan: CheckPlan, workspace: Any = None) -> CheckInputs:
+def load_inputs(plan: CheckPlan, workspace: Any = None, owner: str | None = None) -> CheckInputs:
     r"""Load every table ``plan`` names: files by the ingest readers, datasets from ``workspace``.
 
     Parameters
@@ -135,6 +137,9 @@ def load_inputs(plan: CheckPlan, workspace: Any = None) -> CheckInputs:
     plan : CheckPlan
     workspace : Workspace or path, optional
         Where dataset references are looked up (default: the default workspace).
+    owner : str, optional
+        Whose datasets a name means: the owner's private one, else the shared one (None:
+        shared datasets only).
 
     Raises
     ------
@@ -167,16 +172,16 @@ def load_inputs(plan: CheckPlan, workspace: Any = None) -> CheckInputs:
     else:
         ref = declared.ref
         assert ref is not None
-        table = _load_ref(ref, declared.kind, "pool", workspace)
+        table = _load_ref(ref, declared.kind, "pool", workspace, owner)
         pool = PoolSpec(**{declared.kind: table, "analytic_unit": declared.analytic_unit})
     tables: dict[str, Any] = {}
     compare: dict[str, pa.Table] = {}
     for role, kind in _KINDS.items():
         ref = getattr(plan, role)
-        tables[role] = _load_ref(ref, kind, role, workspace) if ref is not None else None
+        tables[role] = _load_ref(ref, kind, role, workspace, owner) if ref is not None else None
         if role == "run":
             compare = {
-                name: _load_ref(other, "run", f"run to compare {name!r}", workspace)
+                name: _load_ref(other, "run", f"run to compare {name!r}", workspace, owner)
                 for name, other in plan.compare
             }
     texts = {

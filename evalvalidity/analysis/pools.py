@@ -360,19 +360,21 @@ def compute_floor(
             )
             return result, "exact (deduplicated chunk scores)"
         gold_index = per_query(bench.gold_doc_index, bench.pool_offsets)
+        gains = bench.gains if graded else None
         if metric.binary:
             keep = bench.pool_gains >= metric.rel
             query = np.repeat(np.arange(len(bench.qids)), bench.in_pool)
-            gold_index = per_query(
-                bench.gold_doc_index[keep], csr_offsets(query[keep], len(bench.qids))
-            )
+            offsets = csr_offsets(query[keep], len(bench.qids))
+            gold_index = per_query(bench.gold_doc_index[keep], offsets)
+            if metric.rel > 1:  # the kept grades, which pass the threshold the sampler applies
+                gains = per_query(bench.pool_gains[keep], offsets)
         mc = quietly(
             dedup.dedup_floor_mc,
             metric,
             bench.chunk_counts,
             gold_index,
             judged=bench.judged,
-            gains=bench.gains if graded else None,
+            gains=gains,
             n_draws=5_000,
             rng=rng,
         )

@@ -276,9 +276,19 @@ def _query_words(count: Callable[[Findings], int]) -> Callable[[Findings], dict[
     return lambda f: {"y_has": "y has" if count(f) == 1 else "ies have"}
 
 
-_no_gold = _flagged("no_gold")
-_gold_missing = _flagged("gold_missing_from_pool")
-_pool_small = _flagged("pool_smaller_than_k")
+def _flagged_queries_rule(code: str, flag: str, template: str) -> Rule:
+    """The warning ``code``: some queries carry the triage ``flag`` (their count in ``{queries}``)."""
+    count = _flagged(flag)
+    return Rule(
+        code,
+        "warning",
+        template,
+        None,
+        "benchmark",
+        lambda f: count(f) > 0,
+        lambda f: {"queries": count(f)},
+        _query_words(count),
+    )
 
 
 #: The verdict table, in the order the reasons are listed.
@@ -497,35 +507,25 @@ RULES: tuple[Rule, ...] = (
         ),
         lambda f: {"headroom_in_se": f.headroom.headroom_in_se, "n_queries": f.n_queries},
     ),
-    Rule(
-        "no_gold",
-        "warning",
-        "{queries:,} quer{y_has} no gold item in the pool: they score 0 for every system.",
-        None,
-        "benchmark",
-        lambda f: _no_gold(f) > 0,
-        lambda f: {"queries": _no_gold(f)},
-        _query_words(_no_gold),
-    ),
-    Rule(
-        "gold_missing",
-        "warning",
-        "{queries:,} quer{y_has} judged gold outside the declared pool.",
-        None,
-        "benchmark",
-        lambda f: _gold_missing(f) > 0,
-        lambda f: {"queries": _gold_missing(f)},
-        _query_words(_gold_missing),
-    ),
-    Rule(
-        "pool_smaller_than_k",
-        "warning",
-        "{queries:,} quer{y_has} a pool smaller than k.",
-        None,
-        "benchmark",
-        lambda f: _pool_small(f) > 0,
-        lambda f: {"queries": _pool_small(f)},
-        _query_words(_pool_small),
+    *(
+        _flagged_queries_rule(code, flag, template)
+        for code, flag, template in (
+            (
+                "no_gold",
+                "no_gold",
+                "{queries:,} quer{y_has} no gold item in the pool: they score 0 for every system.",
+            ),
+            (
+                "gold_missing",
+                "gold_missing_from_pool",
+                "{queries:,} quer{y_has} judged gold outside the declared pool.",
+            ),
+            (
+                "pool_smaller_than_k",
+                "pool_smaller_than_k",
+                "{queries:,} quer{y_has} a pool smaller than k.",
+            ),
+        )
     ),
     *(
         Rule(

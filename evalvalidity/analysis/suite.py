@@ -345,9 +345,11 @@ def _variances(
     return out
 
 
-def _outcome(bench: SuiteBenchmark, workspace: Any, n_resamples: int) -> BenchmarkOutcome:
+def _outcome(
+    bench: SuiteBenchmark, workspace: Any, owner: str | None, n_resamples: int
+) -> BenchmarkOutcome:
     plan = bench.plan
-    inputs = load_inputs(plan, workspace)
+    inputs = load_inputs(plan, workspace, owner)
     result = check_benchmark(plan, inputs)
     values = check_scores(plan, inputs, result)
     clusters = None
@@ -397,6 +399,7 @@ def run_suite(
     suite: Suite,
     *,
     workspace: Any = None,
+    owner: str | None = None,
     progress: Progress | None = None,
     n_resamples: int = 10_000,
 ) -> SuiteResult:
@@ -404,6 +407,18 @@ def run_suite(
 
     A benchmark whose inputs cannot be read or checked is kept with its ``error`` (and
     flagged), so that one bad benchmark does not hide the others.
+
+    Parameters
+    ----------
+    suite : Suite
+    workspace : Workspace or path, optional
+        Where a name that is not a file is looked up (default: the default workspace).
+    owner : str, optional
+        Whose datasets such a name means: the owner's private one, else the shared one.
+        None sees shared datasets only; another owner's private dataset is reported exactly
+        as a missing one.
+    progress : callable, optional
+    n_resamples : int, default 10000
 
     Examples
     --------
@@ -427,7 +442,7 @@ def run_suite(
         if progress:
             progress(index / total, f"Checking {bench.name}")
         try:
-            outcomes.append(_outcome(bench, workspace, n_resamples))
+            outcomes.append(_outcome(bench, workspace, owner, n_resamples))
         except EvalValidityError as exc:
             outcomes.append(
                 BenchmarkOutcome(bench.name, None, None, None, {}, {}, None, (), str(exc))

@@ -64,7 +64,12 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
         "(no units file needed)",
     )
     parser.add_argument(
-        "--metric", default="mrr@10", help="the metric (default mrr@10, i.e. rr@10)"
+        "--metric",
+        "-m",
+        default="mrr@10",
+        metavar="M",
+        help="the metric, in any spelling score takes: rr@10, trec_eval's recip_rank or "
+        "ndcg_cut_10, ir_measures' nDCG@10 or P(rel=2)@10 (default mrr@10, i.e. rr@10)",
     )
     parser.add_argument(
         "--seeds",
@@ -232,6 +237,11 @@ def plan_from_args(args: argparse.Namespace) -> Any:
         if args.noise_components_off
         else None
     )
+    if "," in args.metric:
+        raise ParameterError(
+            f"check takes one metric; got {args.metric!r}. Check once per metric, or score"
+            " several with evalvalidity score -m."
+        )
     depth, n_seeds = _harness_manifest(args, parse_metric(args.metric).name)
     return CheckPlan(
         harness_depth=depth,

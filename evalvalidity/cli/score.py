@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -80,6 +83,40 @@ def _floors(pool: Any, qrels: Any, metrics: tuple[Any, ...]) -> dict[str, float]
     return {m.name: float(np.mean(benchmark_floor(qrels, pool, m).expected)) for m in metrics}
 
 
+def _run_source(spec: str, args: argparse.Namespace, scratch: Path) -> tuple[Any, str | None]:
+    """The run to score and the memory limit to score it under (None: in memory).
+
+    A run file whose text is past ``STREAM_THRESHOLD_BYTES`` (1 GiB, about 28 million lines)
+    is not held in memory: it is checked and written in row groups to a Parquet file in
+    ``scratch``, as the workspace stores it, and scored from there by DuckDB under the readers'
+    memory limit, spilling past it. In memory a line costs about 100 bytes (its strings as
+    Arrow, the ranking's columns), so 70 million lines would need 7 GB.
+    """
+    from evalvalidity.io.ingest import _read
+
+    if os.path.isfile(spec):
+        from evalvalidity.io.ingest._source import Source
+
+        source = Source(spec)
+        if _read.estimated_text_bytes(source) > _read.STREAM_THRESHOLD_BYTES:
+            import pyarrow.dataset as pads
+
+            from evalvalidity.io._database import DEFAULT_MEMORY_LIMIT
+
+            path = scratch / "run.parquet"
+            _read.ingest_to_parquet(
+                source,
+                path,
+                kind="run",
+                fmt=None,
+                drop_bad_rows=False,
+                progress=None,
+                spill_directory=scratch / "spill",
+            )
+            return pads.dataset(os.fspath(path), format="parquet"), DEFAULT_MEMORY_LIMIT
+    return load_table(spec, "run", args), None
+
+
 def run(args: argparse.Namespace) -> int:
     """Score the runs and print them."""
     from evalvalidity.io.scoring import score_run
@@ -93,22 +130,24 @@ def run(args: argparse.Namespace) -> int:
     unranked = "skip" if args.skip_unranked else "zero"
     results = []
     for spec in args.run:
-        table = load_table(spec, "run", args)
-        results.append(
-            (
-                run_display_name(spec),
-                score_run(
-                    table,
-                    qrels,
-                    metrics,
-                    units=units,
-                    ties=args.ties,
-                    unranked=unranked,
-                    run_name=run_display_name(spec),
-                    qrels_name=run_display_name(args.qrels),
-                ),
+        with tempfile.TemporaryDirectory(prefix="evalvalidity-score-") as scratch:
+            table, memory_limit = _run_source(spec, args, Path(scratch))
+            results.append(
+                (
+                    run_display_name(spec),
+                    score_run(
+                        table,
+                        qrels,
+                        metrics,
+                        units=units,
+                        ties=args.ties,
+                        unranked=unranked,
+                        run_name=run_display_name(spec),
+                        qrels_name=run_display_name(args.qrels),
+                        memory_limit=memory_limit,
+                    ),
+                )
             )
-        )
     floors = _floors(pool, qrels, metrics) if pool is not None else None
     out = sys.stdout
     if args.format == "trec":

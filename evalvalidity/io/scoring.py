@@ -69,6 +69,8 @@ from evalvalidity.core.kernels import Hits, Judged, TiedHits, evaluate, evaluate
 from evalvalidity.core.metrics import Metric, parse_metrics
 from evalvalidity.errors import InputDataError, ParameterError
 from evalvalidity.io._arrow import int64_range
+from evalvalidity.io._database import DEFAULT_MEMORY_LIMIT
+from evalvalidity.io._database import connection as shared_connection
 from evalvalidity.io._verified import has_unique_pairs
 from evalvalidity.io.tables import RUN_SCHEMA, conform
 
@@ -461,7 +463,10 @@ def _connect(
     units: pa.Table | None,
     memory_limit: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
+    if memory_limit is None:  # the process's database: opening one costs about 50 ms
+        con = shared_connection(DEFAULT_MEMORY_LIMIT)
+    else:
+        con = duckdb.connect()
     # DuckDB would otherwise draw its own progress bar on the terminal on long queries.
     con.execute("SET enable_progress_bar = false")
     if memory_limit is not None:

@@ -10,10 +10,12 @@ import pytest
 
 from evalvalidity.io.workspace import Workspace
 
+from .waits import SLOW
+from .waits import settled as _settled
+
 ROOT = Path(__file__).resolve().parents[2]
 CRANFIELD = ROOT / "data" / "cranfield"
 UPLOADS = ["qrels.txt", "run_dense.trec", "run_noise.trec", "run_hybrid_noise.trec", "chunks.tsv"]
-SLOW = 90_000  # ms: a check of Cranfield takes a few seconds on a busy machine
 
 pytestmark = pytest.mark.browser
 
@@ -32,17 +34,6 @@ def _choose(page: Any, label: str, option: str) -> None:
     box.click()
     page.get_by_role("option", name=option, exact=True).click()
     expect(box).to_have_value(option, timeout=SLOW)
-
-
-def _settled(page: Any) -> None:
-    """Wait until the script run is over (the status widget says 'Running' while it is)."""
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')"
-        " || !document.querySelector('[data-testid=stStatusWidget]').innerText"
-        ".includes('Running')",
-        timeout=SLOW,
-    )
 
 
 def _run_check(page: Any) -> None:

@@ -14,7 +14,9 @@ import pytest
 
 from evalvalidity.analysis import examples as demo
 
-SLOW = 90_000  # ms
+from .waits import SLOW
+from .waits import settled as _settled
+
 UNITSBUG = "The units bug: chunks counted, files scored"
 
 pytestmark = pytest.mark.browser
@@ -27,21 +29,6 @@ def workspace(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     root = tmp_path / "workspace"
     demo.build_demo(root, include=getattr(request, "param", ("toy", "unitsbug")))
     return root
-
-
-def _settled(page: Any) -> None:
-    """Wait for the rerun to end: no running icon and no element left over from the last run.
-
-    Streamlit shows its running icon (an image labelled "Running...", no text) only once a
-    run has lasted 500 ms, and marks every element not yet redrawn by the current run
-    ``data-stale="true"`` until the run ends.
-    """
-    page.wait_for_timeout(700)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidgetRunningIcon]')"
-        " && !document.querySelector('[data-stale=true]')",
-        timeout=SLOW,
-    )
 
 
 def _choose(page: Any, label: str, option: str) -> None:

@@ -36,6 +36,7 @@ judgements are merged and counted, conflicting ones are all rejected.
 
 Examples
 --------
+>>> from evalvalidity.io.ingest import read
 >>> result = read(b"q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n", display_name="run.trec")
 >>> result.kind, result.format, result.table.column("docid").to_pylist()
 ('run', 'trec', ['d1', 'd2'])
@@ -47,28 +48,58 @@ evalvalidity.errors.FileFormatError: qrels.txt: this looks like TREC qrels (4 fi
 
 from __future__ import annotations
 
-from evalvalidity.io.ingest._crosscheck import CrossCheck, cross_check
-from evalvalidity.io.ingest._detect import mapped_header
-from evalvalidity.io.ingest._limits import DEFAULT_LIMITS, Limits
-from evalvalidity.io.ingest._load import load
-from evalvalidity.io.ingest._read import read
-from evalvalidity.io.ingest._result import (
-    MAX_KEPT_REJECTED,
-    MAX_SHOWN_REJECTED,
-    Ingested,
-    RejectedRow,
-    RejectedRowsError,
-)
-from evalvalidity.io.ingest._spec import CORPUS_SIZE_SCHEMA, FORMATS, KINDS
-from evalvalidity.io.ingest._typed import (
-    read_candidates,
-    read_corpus_size,
-    read_harness,
-    read_pools,
-    read_qrels,
-    read_run,
-    read_units,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalvalidity.io.ingest._crosscheck import CrossCheck, cross_check
+    from evalvalidity.io.ingest._detect import mapped_header
+    from evalvalidity.io.ingest._limits import DEFAULT_LIMITS, Limits
+    from evalvalidity.io.ingest._load import load
+    from evalvalidity.io.ingest._read import read
+    from evalvalidity.io.ingest._result import (
+        MAX_KEPT_REJECTED,
+        MAX_SHOWN_REJECTED,
+        Ingested,
+        RejectedRow,
+        RejectedRowsError,
+    )
+    from evalvalidity.io.ingest._spec import CORPUS_SIZE_SCHEMA, FORMATS, KINDS
+    from evalvalidity.io.ingest._typed import (
+        read_candidates,
+        read_corpus_size,
+        read_harness,
+        read_pools,
+        read_qrels,
+        read_run,
+        read_units,
+    )
+
+#: Each public name and the module it is imported from on first use (PEP 562): a command that
+#: only reads a run loads neither the cross-checks nor the typed readers it does not call.
+_SOURCES: dict[str, str] = {
+    "CORPUS_SIZE_SCHEMA": "evalvalidity.io.ingest._spec",
+    "CrossCheck": "evalvalidity.io.ingest._crosscheck",
+    "DEFAULT_LIMITS": "evalvalidity.io.ingest._limits",
+    "FORMATS": "evalvalidity.io.ingest._spec",
+    "Ingested": "evalvalidity.io.ingest._result",
+    "KINDS": "evalvalidity.io.ingest._spec",
+    "Limits": "evalvalidity.io.ingest._limits",
+    "MAX_KEPT_REJECTED": "evalvalidity.io.ingest._result",
+    "MAX_SHOWN_REJECTED": "evalvalidity.io.ingest._result",
+    "RejectedRow": "evalvalidity.io.ingest._result",
+    "RejectedRowsError": "evalvalidity.io.ingest._result",
+    "cross_check": "evalvalidity.io.ingest._crosscheck",
+    "load": "evalvalidity.io.ingest._load",
+    "mapped_header": "evalvalidity.io.ingest._detect",
+    "read": "evalvalidity.io.ingest._read",
+    "read_candidates": "evalvalidity.io.ingest._typed",
+    "read_corpus_size": "evalvalidity.io.ingest._typed",
+    "read_harness": "evalvalidity.io.ingest._typed",
+    "read_pools": "evalvalidity.io.ingest._typed",
+    "read_qrels": "evalvalidity.io.ingest._typed",
+    "read_run": "evalvalidity.io.ingest._typed",
+    "read_units": "evalvalidity.io.ingest._typed",
+}
 
 __all__ = [
     "CORPUS_SIZE_SCHEMA",
@@ -94,3 +125,26 @@ __all__ = [
     "read_run",
     "read_units",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module on first use, then keep it here.
+
+    Raises
+    ------
+    AttributeError
+        For a name that is not part of the public surface (nor a submodule).
+    """
+    import importlib
+
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module 'evalvalidity.io.ingest' has no attribute {name!r}")
+    value = getattr(importlib.import_module(source), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Every public name, loaded or not."""
+    return list(__all__)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from evalvalidity.errors import ParameterError
+from evalvalidity.io._compute import pc
 
 # (how a message shows the suffix, the pattern that matches it at the end of an ID)
 CHUNK_SUFFIXES: tuple[tuple[str, str], ...] = (

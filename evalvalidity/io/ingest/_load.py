@@ -20,13 +20,16 @@ def load(
     spec: str | os.PathLike[str],
     kind: str,
     workspace: Workspace | str | os.PathLike[str] | None = None,
+    *,
+    owner: str | None = None,
 ) -> pa.Table:
     """Return the ``kind`` table named by ``spec``: a file path, or a workspace dataset name.
 
     An existing file wins; otherwise ``spec`` names a dataset of ``workspace`` (a
     :class:`~evalvalidity.io.workspace.Workspace` or its path; by default the default workspace,
-    see :func:`evalvalidity.io.workspace.default_path`). A file with bad rows raises, as
-    :func:`read` does.
+    see :func:`evalvalidity.io.workspace.default_path`) as ``owner`` sees it: its own private
+    dataset, else the shared one (None: shared datasets only). Another owner's private dataset
+    is reported exactly as a missing one. A file with bad rows raises, as :func:`read` does.
 
     Examples
     --------
@@ -49,7 +52,7 @@ def load(
         where = os.fspath(root)
         ws = Workspace(root) if (root / "manifest.json").is_file() else None
     name = os.fspath(spec)
-    info = ws.find(name) if ws is not None else None
+    info = ws.find(name, owner=owner) if ws is not None else None
     if ws is None or info is None:
         from evalvalidity.io.ingest._source import not_a_regular_file
 
@@ -61,4 +64,4 @@ def load(
         raise ParameterError(
             f"The dataset {name!r} holds {KIND_NOUNS[info.kind]}, not {KIND_NOUNS[kind]}."
         )
-    return ws.table(name)
+    return ws.table(name, owner=owner)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pyarrow as pa
 
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
+from evalvalidity.io._database import connection as shared_connection
 from evalvalidity.io._verified import mark_unique_pairs
 from evalvalidity.io.atomic import is_disk_full
 from evalvalidity.io.ingest._detect import Detected, detect, sample_lines
@@ -249,11 +249,9 @@ def read(
     :data:`~evalvalidity.io.ingest.DEFAULT_LIMITS`).
     """
     src = Source(source, display_name, limits)
-    # DuckDB spills past its memory limit; by default into ./.tmp, wherever the caller is
-    with (
-        tempfile.TemporaryDirectory(prefix="evalvalidity-spill-") as spill,
-        connect(src.limits.memory_limit, spill) as con,
-    ):
+    # a connection of the process's database with this memory limit, which spills into a
+    # temporary folder of its own (never ./.tmp, wherever the caller is)
+    with shared_connection(src.limits.memory_limit) as con:
         result, _ = ingest(
             src,
             MemorySink,
@@ -283,7 +281,7 @@ def estimated_text_bytes(source: Source) -> int:
             import pyarrow.parquet as pq
 
             try:
-                metadata = pq.ParquetFile(source.path).metadata
+                metadata = pq.ParquetFile(pa.OSFile(os.fsencode(source.path))).metadata
                 declared = sum(
                     metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups)
                 )

@@ -12,6 +12,7 @@ gigabytes). A JSON document is parsed in memory, so it is refused above
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 
 import duckdb
@@ -74,7 +75,7 @@ def read_parquet(
     meter = source.meter("decodes")
     try:
         if source.compression is None and source.path is not None:
-            parquet = pq.ParquetFile(source.path)
+            parquet = pq.ParquetFile(pa.OSFile(os.fsencode(source.path)))
         else:
             parquet = pq.ParquetFile(pa.BufferReader(source.read_all()))
         schema = parquet.schema_arrow

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from evalvalidity.io._compute import pc
 from evalvalidity.io.ingest._spec import SCHEMAS
 
 if TYPE_CHECKING:  # pyarrow.parquet is imported where a file is written (a read needs none)

@@ -235,7 +235,8 @@ class Source:
         if self.path is None:
             raw = pa.BufferReader(self.data or b"")
         else:
-            raw = pa.OSFile(os.fspath(self.path), "rb")
+            # bytes: a file name that is not UTF-8 (lone surrogates in Python) opens too
+            raw = pa.OSFile(os.fsencode(self.path), "rb")
         self._raw_stream = raw
         if self.compression == "gzip":
             return pa.CompressedInputStream(raw, "gzip")

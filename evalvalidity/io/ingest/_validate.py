@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from evalvalidity.io._arrow import int64
+from evalvalidity.io._compute import pc
 from evalvalidity.io.ingest._result import MAX_KEPT_REJECTED, RejectedRow
 from evalvalidity.io.ingest._spec import Layout
 

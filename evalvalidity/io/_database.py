@@ -1,0 +1,97 @@
+"""The process's in-memory DuckDB databases, shared by the readers and the scorer.
+
+Opening a DuckDB database costs about 50 ms of CPU (its catalog of built-in functions), more
+than reading and scoring a small run: a command that read a run, read its judgements and
+scored them paid it three times. :func:`connection` opens one in-memory database per memory
+limit, once per process, and hands out a new connection to it on every call (DuckDB's
+``cursor()``: its own transactions, temporary views and registered tables, and safe to use
+from another thread). Settings that belong to the database (``memory_limit``,
+``temp_directory``, ``threads``, ``preserve_insertion_order``) must not be changed through
+such a connection; a caller that needs other settings opens its own database.
+
+A database spills past its memory limit into a folder of the system's temporary directory,
+made on first use and removed at exit. A child process made by ``fork`` opens its own.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import threading
+
+import duckdb
+
+__all__ = ["DEFAULT_MEMORY_LIMIT", "connection"]
+
+#: The memory limit of the readers' database (``Limits.memory_limit``'s default), which the
+#: scorer's in-memory path shares.
+DEFAULT_MEMORY_LIMIT = "2GB"
+
+_LOCK = threading.Lock()
+#: The open databases, by memory limit (None: DuckDB's default of 80 % of the memory).
+_DATABASES: dict[str | None, duckdb.DuckDBPyConnection] = {}
+_SPILL: list[str] = []
+
+
+def _spill_directory() -> str:
+    """The folder the databases spill into: one per process, removed at exit."""
+    if not _SPILL:
+        _SPILL.append(tempfile.mkdtemp(prefix="evalvalidity-spill-"))
+        atexit.register(shutil.rmtree, _SPILL[0], ignore_errors=True)
+    return _SPILL[0]
+
+
+def _forget_after_fork() -> None:
+    """In a forked child: the parent's databases are not usable (their threads did not fork)."""
+    _DATABASES.clear()
+    _SPILL.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def connection(memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+    """A new connection to the process's in-memory database with this memory limit.
+
+    Parameters
+    ----------
+    memory_limit : str, optional
+        DuckDB's ``memory_limit`` of the database, e.g. ``"2GB"`` (default: DuckDB's own, 80 %
+        of the machine's memory). Each distinct limit has its own database.
+
+    Returns
+    -------
+    duckdb.DuckDBPyConnection
+        A connection of its own (close it when done: that drops its temporary views and
+        registered tables), with DuckDB's progress bar off.
+
+    Examples
+    --------
+    Two connections share the database, not what is registered on each:
+
+    >>> a, b = connection(), connection()
+    >>> _ = a.register("t", a.sql("SELECT 1 AS x").to_arrow_table())
+    >>> a.sql("SELECT x FROM t").fetchall()
+    [(1,)]
+    >>> b.sql("SELECT x FROM t").fetchall()
+    Traceback (most recent call last):
+    ...
+    _duckdb.CatalogException: Catalog Error: Table with name t does not exist!
+    ...
+    >>> a.close(); b.close()
+    """
+    with _LOCK:
+        database = _DATABASES.get(memory_limit)
+        if database is None:
+            config: dict[str, str | bool | int | float | list[str]] = {
+                "temp_directory": _spill_directory()
+            }
+            if memory_limit is not None:
+                config["memory_limit"] = memory_limit
+            database = duckdb.connect(":memory:", config=config)
+            _DATABASES[memory_limit] = database
+        con = database.cursor()
+    con.execute("SET enable_progress_bar = false")
+    return con
