@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalvalidity.analysis.plan import Thresholds
 from evalvalidity.analysis.pools import Benchmark, quietly, strings
@@ -26,9 +27,27 @@ __all__ = ["fully_tied"]
 
 
 def aligned(result: Any, metric: Metric, qids: np.ndarray) -> np.ndarray:
-    """A scored run's per-query values in the order of ``qids`` (0 where it has none)."""
-    lookup = dict(zip(result.qids.tolist(), result.values[metric.name].tolist(), strict=True))
-    return np.array([lookup.get(q, 0.0) for q in qids.tolist()], dtype=np.float64)
+    """A scored run's per-query values in the order of ``qids`` (0 where it has none).
+
+    The ids are matched by Arrow's hash of their bytes: no Python dict or float per query.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from evalvalidity.core.metrics import parse_metric
+    >>> scored = SimpleNamespace(qids=np.array(["a", "c"], dtype=object),
+    ...                          values={"rr@10": np.array([0.5, 1.0])})
+    >>> aligned(scored, parse_metric("rr@10"), np.array(["c", "b", "a"], dtype=object)).tolist()
+    [1.0, 0.0, 0.5]
+    """
+    values = np.asarray(result.values[metric.name], dtype=np.float64)
+    out = np.zeros(len(qids), dtype=np.float64)
+    if len(qids) == 0 or len(values) == 0:
+        return out
+    at = pc.index_in(pa.array(qids, pa.string()), value_set=pa.array(result.qids, pa.string()))
+    found = at.is_valid().to_numpy(zero_copy_only=False)
+    out[found] = values[at.filter(pa.array(found)).to_numpy()]
+    return out
 
 
 def tied_queries(run: pa.Table) -> tuple[int, bool]:

@@ -6,6 +6,7 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -217,15 +218,15 @@ def check_line_field(value: str, what: str, output: str) -> str:
     return value
 
 
-def write_output_file(path: str | os.PathLike[str], text: str) -> Path:
+def write_output_file(path: str | os.PathLike[str], text: str | Iterable[str]) -> Path:
     """Write an output file of the command line whole, or leave the old one as it was.
 
     Parameters
     ----------
     path : str or path-like
         The file; its folder must exist.
-    text : str
-        The whole content (written as UTF-8).
+    text : str or iterable of str
+        The whole content (written as UTF-8), or its pieces in order.
 
     Returns
     -------

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from evalvalidity.cli._common import (
@@ -421,22 +423,39 @@ def run(args: argparse.Namespace) -> int:
 
     result, extras = _decisions(args)
     extra = _extra_record(extras)
-    if args.format == "json":
-        # Streamed from the triage table's columns: no dict per query.
-        text = "".join(report.iter_json(result, extra)) + "\n"
-    elif args.format == "markdown":
+    text: str | None = None
+    if args.format == "markdown":
         text = report.to_markdown(result, leaderboard=extras.get("leaderboard")) + _extra_text(
             extras, True
         )
-    else:
+    elif args.format == "text":
         text = report.to_text(result) + _extra_text(extras, False)
     if args.history is not None:
         record = {**report.to_dict(result), **extra}
         record_check(args.workspace or default_path(), record, label=args.history or None)
-    if args.output:
-        from evalvalidity.cli._common import write_output_file
+    if text is None:
+        # JSON is streamed from the triage table's columns, a block of rows at a time: neither
+        # a dict per query nor the whole text is ever held in memory.
+        _write_json(args.output, itertools.chain(report.iter_json(result, extra), ("\n",)))
+    else:
+        if args.output:
+            from evalvalidity.cli._common import write_output_file
 
-        write_output_file(args.output, text)
-    sys.stdout.write(text)
+            write_output_file(args.output, text)
+        sys.stdout.write(text)
     gate_failed = "gate" in extras and not extras["gate"].passed
     return 1 if result.verdict in _GATES[args.fail_on] or gate_failed else 0
+
+
+def _write_json(output: str | None, pieces: Iterable[str]) -> None:
+    """Write ``pieces`` to ``output`` (all or nothing), then to stdout, a piece at a time."""
+    if not output:
+        for piece in pieces:
+            sys.stdout.write(piece)
+        return
+    from evalvalidity.cli._common import write_output_file
+
+    path = write_output_file(output, pieces)
+    with open(path, encoding="utf-8") as handle:
+        while piece := handle.read(1 << 20):
+            sys.stdout.write(piece)

@@ -22,6 +22,7 @@ import errno
 import os
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 
 from evalvalidity.errors import StorageError
@@ -87,15 +88,16 @@ def _temporary(path: Path) -> Path:
     return path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> Path:
-    """Replace the file ``path`` with ``data`` (text is written as UTF-8), all or nothing.
+def atomic_write(path: str | os.PathLike[str], data: bytes | str | Iterable[bytes | str]) -> Path:
+    r"""Replace the file ``path`` with ``data`` (text is written as UTF-8), all or nothing.
 
     Parameters
     ----------
     path : str or path-like
         The file to write; its folder must exist.
-    data : bytes or str
-        The whole new content.
+    data : bytes, str or iterable of them
+        The whole new content, or its pieces in order (written as they come, so that a large
+        file is never held in memory whole).
 
     Returns
     -------
@@ -116,17 +118,22 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> Path:
     ...     _ = atomic_write(path, b"new")
     ...     path.read_bytes(), [p.name for p in path.parent.iterdir()]
     (b'new', ['notes.txt'])
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = atomic_write(pathlib.Path(folder) / "rows.txt", (f"{i}\n" for i in range(3)))
+    ...     path.read_text(encoding="utf-8")
+    '0\n1\n2\n'
     """
     target = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    pieces = [data] if isinstance(data, str | bytes | bytearray | memoryview) else data
     temporary = _temporary(target)
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
-            view = memoryview(payload)
-            while view:
-                written = os.write(fd, view[: 1 << 20])
-                view = view[written:]
+            for piece in pieces:
+                view = memoryview(piece.encode("utf-8") if isinstance(piece, str) else piece)
+                while view:
+                    written = os.write(fd, view[: 1 << 20])
+                    view = view[written:]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -135,6 +142,10 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> Path:
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         raise storage_error(f"write {os.fspath(target)}", exc) from exc
+    except BaseException:
+        # A piece that failed to come (or an interrupt): the target stays as it was.
+        temporary.unlink(missing_ok=True)
+        raise
     return target
 
 

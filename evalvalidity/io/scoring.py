@@ -63,11 +63,12 @@ from typing import TYPE_CHECKING, Any, Final, TypeGuard
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalvalidity.core.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
 from evalvalidity.core.metrics import Metric, parse_metrics
 from evalvalidity.errors import InputDataError, ParameterError
-from evalvalidity.io._arrow import int64_range, strings
+from evalvalidity.io._arrow import int64_range
 from evalvalidity.io._database import DEFAULT_MEMORY_LIMIT
 from evalvalidity.io._database import connection as shared_connection
 from evalvalidity.io._verified import has_unique_pairs
@@ -787,7 +788,8 @@ def _score(
     keep: tuple[int | None] | None = None,
 ) -> ScoreResult:
     """Score on an open connection; ``keep`` = (depth,) also keeps the top of the ranking."""
-    judged_qids = _strings(con.sql("SELECT DISTINCT qid FROM qrels").fetchnumpy()["qid"])
+    # The query ids stay Arrow strings (one buffer, no Python str per query) until the result.
+    judged_qids = _sorted_ids(con.sql("SELECT DISTINCT qid FROM qrels").to_arrow_table())
     bars = ""
     if keep is not None and keep[0] is not None and not with_units and ties != "given":
         # The bound of the kept ranking's rows comes with the counts, from the same pass.
@@ -796,30 +798,25 @@ def _score(
             f" {_bar_sql(keep[0])} AS bar FROM run GROUP BY qid"
         )
         bars = "run_counts"
-        counts = con.sql("SELECT qid, n FROM run_counts").fetchnumpy()
+        counts = con.sql("SELECT qid, n FROM run_counts").to_arrow_table()
     else:
-        counts = con.sql("SELECT qid, count(*) AS n FROM run GROUP BY qid").fetchnumpy()
-    run_qids = _strings(counts["qid"])
+        counts = con.sql("SELECT qid, count(*) AS n FROM run GROUP BY qid").to_arrow_table()
+    counted = _flat_ids(counts.column("qid"))
+    count_of = counts.column("n").to_numpy()
+    del counts
     if len(judged_qids) == 0:
         raise InputDataError(f"{qrels_name} judges no query: nothing to score.")
-    ranked = _isin(judged_qids, run_qids)
-    unranked_qids = judged_qids[~ranked]
-    unjudged_qids = run_qids[~_isin(run_qids, judged_qids)]
-    qids = judged_qids if unranked == "zero" else judged_qids[ranked]
+    ranked = _isin(judged_qids, counted)
+    counted_judged = _isin(counted, judged_qids)
+    unranked_qids = judged_qids.filter(pa.array(~ranked))
+    unjudged_qids = _sorted_ids(counted.filter(pa.array(~counted_judged)))
+    qids = judged_qids if unranked == "zero" else judged_qids.filter(pa.array(ranked))
+    del judged_qids, ranked
     if len(qids) == 0:
         raise InputDataError(f"No query of {run_name} is judged in {qrels_name}: nothing to score.")
     n_queries = len(qids)
-    con.register(
-        "scored",
-        pa.table(
-            {
-                "qid": strings(qids.tolist()),
-                "qi": int64_range(0, n_queries),
-            }
-        ),
-    )
-    counted = np.asarray(counts["qid"], dtype=object)
-    n_ranked_rows = int(np.asarray(counts["n"])[_isin(counted, judged_qids)].sum())
+    con.register("scored", pa.table({"qid": qids, "qi": int64_range(0, n_queries)}))
+    n_ranked_rows = int(count_of[counted_judged].sum())
     relevant = "(SELECT DISTINCT qid, docid, rel FROM qrels WHERE rel >= 1)"
     judged_items = con.sql(
         f"SELECT s.qi, j.rel FROM {relevant} j JOIN scored s USING (qid)"
@@ -839,9 +836,9 @@ def _score(
         # before it: no sort, one comparison per (relevant item, item of its query) pair. A
         # window sort of the whole run wins once those pairs outnumber the rows a few times.
         rows_of = np.zeros(n_queries, dtype=np.float64)
-        at = np.minimum(np.searchsorted(qids, counted), n_queries - 1)
-        known = qids[at] == counted
-        rows_of[at[known]] = np.asarray(counts["n"])[known]
+        at = pc.index_in(counted, value_set=qids)
+        known = at.is_valid().to_numpy(zero_copy_only=False)
+        rows_of[at.filter(pa.array(known)).to_numpy()] = count_of[known]
         pairs = float(np.dot(judged.relevant_count(1).astype(np.float64), rows_of))
         if pairs <= _COUNTING_LIMIT * max(n_ranked_rows, 1):
             # The retrieved relevant items are few: materialised first, they are what the join
@@ -908,15 +905,16 @@ def _score(
             values[metric.name] = evaluate(metric, hits, judged)
     for array in values.values():
         array.flags.writeable = False
-    qids_out = qids.copy()
+    qids_out = qids.to_numpy(zero_copy_only=False)
+    del qids
     qids_out.flags.writeable = False
     return ScoreResult(
         metrics=metrics,
         qids=qids_out,
         values=MappingProxyType(values),
         means=MappingProxyType({name: float(np.mean(v)) for name, v in values.items()}),
-        unranked_qids=tuple(unranked_qids.tolist()),
-        unjudged_qids=tuple(unjudged_qids.tolist()),
+        unranked_qids=tuple(unranked_qids.to_pylist()),
+        unjudged_qids=tuple(unjudged_qids.to_pylist()),
         ties=ties,
         unranked=unranked,
         n_ranked_rows=n_ranked_rows,
@@ -943,19 +941,32 @@ def _counting_sql(ties: str) -> str:
         FROM hit_items h JOIN run o USING (qid) GROUP BY h.hit"""
 
 
-def _isin(values: np.ndarray, members: np.ndarray) -> np.ndarray:
-    """``np.isin`` for object arrays of str, by hashing (numpy compares every pair of them)."""
-    wanted = set(members.tolist())
-    return np.fromiter((v in wanted for v in values.tolist()), dtype=bool, count=len(values))
+def _isin(values: pa.Array, members: pa.Array) -> np.ndarray:
+    """Whether each of ``values`` is one of ``members`` (Arrow hashes the strings' bytes)."""
+    return np.asarray(pc.is_in(values, value_set=members).to_numpy(zero_copy_only=False), bool)
 
 
-def _strings(values: Any) -> np.ndarray:
-    """Sorted unique str array (code-point order = UTF-8 byte order = trec_eval's strcmp).
+def _flat_ids(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """One ``string`` array of ids (DuckDB may return chunks, or another string type)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column if column.type == pa.string() else column.cast(pa.string())
 
-    An object array of Python str: numpy's fixed-width 'U' strings would drop trailing NULs,
-    and pyarrow cuts a 'U' string at its first NUL.
+
+def _sorted_ids(table_or_ids: pa.Table | pa.Array) -> pa.Array:
+    r"""The distinct ids in byte order (= code-point order = trec_eval's ``strcmp``).
+
+    Arrow sorts strings by their UTF-8 bytes, NULs included (numpy's fixed-width 'U' strings
+    would drop trailing NULs), and holds them in one buffer rather than one Python str each.
+
+    Examples
+    --------
+    >>> _sorted_ids(pa.array(["b", "a\x00", "a", "b"])).to_pylist()
+    ['a', 'a\x00', 'b']
     """
-    return np.array(sorted(set(np.asarray(values, dtype=object).tolist())), dtype=object)
+    ids = _flat_ids(table_or_ids.column(0) if isinstance(table_or_ids, pa.Table) else table_or_ids)
+    ids = pc.unique(ids)
+    return ids.take(pc.array_sort_indices(ids))
 
 
 def _tied_hits(
