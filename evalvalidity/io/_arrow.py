@@ -13,6 +13,10 @@ Examples
 [5, 6, 7]
 >>> strings(["a", "", "é"]).to_pylist()
 ['a', '', 'é']
+>>> to_numpy(from_numpy(np.array([4, 5, 6]))[1:])
+array([5, 6])
+>>> select(strings(["a", "b", "c"]), np.array([True, False, True])).to_pylist()
+['a', 'c']
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["from_numpy", "int64", "int64_range", "strings"]
+__all__ = ["from_numpy", "int64", "int64_range", "select", "strings", "to_numpy"]
 
-_TYPES = {
+_TYPES: dict[np.dtype, pa.DataType] = {
     np.dtype(np.int64): pa.int64(),
     np.dtype(np.int32): pa.int32(),
     np.dtype(np.float64): pa.float64(),
@@ -115,3 +119,65 @@ def strings(values: Sequence[str]) -> pa.Array:
     return pa.Array.from_buffers(
         pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
     )
+
+
+_DTYPES = {arrow_type: dtype for dtype, arrow_type in _TYPES.items()}
+
+
+def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A null-free int, float or bool Arrow array as numpy (``Array.to_numpy`` imports pandas).
+
+    Numbers are a view of the Arrow buffer when the array is one chunk; booleans are unpacked
+    from their bits.
+
+    Raises
+    ------
+    TypeError
+        For another type, or an array holding nulls.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> to_numpy(pa.chunked_array([from_numpy(np.array([1.5])), from_numpy(np.array([2.5]))]))
+    array([1.5, 2.5])
+    >>> from evalvalidity.io._compute import pc
+    >>> to_numpy(pc.is_in(strings(["a", "b"]), value_set=strings(["b"])))
+    array([False,  True])
+    """
+    if isinstance(values, pa.ChunkedArray):
+        if values.num_chunks == 1:
+            values = values.chunk(0)
+        elif values.num_chunks == 0 and values.type in _DTYPES:
+            return np.zeros(0, dtype=_DTYPES[values.type])
+        elif values.num_chunks == 0 and values.type == pa.bool_():
+            return np.zeros(0, dtype=bool)
+        else:
+            values = pa.concat_arrays(values.chunks)
+    if values.null_count or (values.type not in _DTYPES and values.type != pa.bool_()):
+        raise TypeError(
+            f"to_numpy takes a null-free int, float or bool array. Got {values.type} with"
+            f" {values.null_count} nulls."
+        )
+    data = values.buffers()[1]
+    if values.type == pa.bool_():
+        if len(values) == 0:
+            return np.zeros(0, dtype=bool)
+        bits = np.frombuffer(data, dtype=np.uint8)
+        flags = np.unpackbits(bits, count=values.offset + len(values), bitorder="little")
+        return flags[values.offset :].astype(bool)
+    dtype = _DTYPES[values.type]
+    if len(values) == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(
+        data, dtype=dtype, count=len(values), offset=values.offset * dtype.itemsize
+    )
+
+
+def select(values: pa.Array, mask: np.ndarray) -> pa.Array:
+    """The items of ``values`` where the boolean numpy ``mask`` holds, without pandas.
+
+    ``pa.array`` of a numpy mask, which ``Array.filter`` would need, imports pandas.
+    """
+    from evalvalidity.io._compute import pc
+
+    return pc.take(values, from_numpy(np.flatnonzero(mask).astype(np.int64)))

@@ -63,12 +63,12 @@ from typing import TYPE_CHECKING, Any, Final, TypeGuard
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from evalvalidity.core.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
 from evalvalidity.core.metrics import Metric, parse_metrics
 from evalvalidity.errors import InputDataError, ParameterError
-from evalvalidity.io._arrow import int64_range
+from evalvalidity.io._arrow import int64_range, select, to_numpy
+from evalvalidity.io._compute import pc
 from evalvalidity.io._database import DEFAULT_MEMORY_LIMIT
 from evalvalidity.io._database import connection as shared_connection
 from evalvalidity.io._verified import has_unique_pairs
@@ -802,15 +802,15 @@ def _score(
     else:
         counts = con.sql("SELECT qid, count(*) AS n FROM run GROUP BY qid").to_arrow_table()
     counted = _flat_ids(counts.column("qid"))
-    count_of = counts.column("n").to_numpy()
+    count_of = to_numpy(counts.column("n"))
     del counts
     if len(judged_qids) == 0:
         raise InputDataError(f"{qrels_name} judges no query: nothing to score.")
     ranked = _isin(judged_qids, counted)
     counted_judged = _isin(counted, judged_qids)
-    unranked_qids = judged_qids.filter(pa.array(~ranked))
-    unjudged_qids = _sorted_ids(counted.filter(pa.array(~counted_judged)))
-    qids = judged_qids if unranked == "zero" else judged_qids.filter(pa.array(ranked))
+    unranked_qids = select(judged_qids, ~ranked)
+    unjudged_qids = _sorted_ids(select(counted, ~counted_judged))
+    qids = judged_qids if unranked == "zero" else select(judged_qids, ranked)
     del judged_qids, ranked
     if len(qids) == 0:
         raise InputDataError(f"No query of {run_name} is judged in {qrels_name}: nothing to score.")
@@ -837,8 +837,8 @@ def _score(
         # window sort of the whole run wins once those pairs outnumber the rows a few times.
         rows_of = np.zeros(n_queries, dtype=np.float64)
         at = pc.index_in(counted, value_set=qids)
-        known = at.is_valid().to_numpy(zero_copy_only=False)
-        rows_of[at.filter(pa.array(known)).to_numpy()] = count_of[known]
+        known = to_numpy(pc.is_valid(at))
+        rows_of[to_numpy(select(at, known))] = count_of[known]
         pairs = float(np.dot(judged.relevant_count(1).astype(np.float64), rows_of))
         if pairs <= _COUNTING_LIMIT * max(n_ranked_rows, 1):
             # The retrieved relevant items are few: materialised first, they are what the join
@@ -905,7 +905,8 @@ def _score(
             values[metric.name] = evaluate(metric, hits, judged)
     for array in values.values():
         array.flags.writeable = False
-    qids_out = qids.to_numpy(zero_copy_only=False)
+    qids_out = np.empty(len(qids), dtype=object)  # Array.to_numpy of strings imports pandas
+    qids_out[:] = qids.to_pylist()
     del qids
     qids_out.flags.writeable = False
     return ScoreResult(
@@ -943,14 +944,14 @@ def _counting_sql(ties: str) -> str:
 
 def _isin(values: pa.Array, members: pa.Array) -> np.ndarray:
     """Whether each of ``values`` is one of ``members`` (Arrow hashes the strings' bytes)."""
-    return np.asarray(pc.is_in(values, value_set=members).to_numpy(zero_copy_only=False), bool)
+    return to_numpy(pc.is_in(values, value_set=members))
 
 
 def _flat_ids(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """One ``string`` array of ids (DuckDB may return chunks, or another string type)."""
     if isinstance(column, pa.ChunkedArray):
         column = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-    return column if column.type == pa.string() else column.cast(pa.string())
+    return column if column.type == pa.string() else pc.cast(column, pa.string())
 
 
 def _sorted_ids(table_or_ids: pa.Table | pa.Array) -> pa.Array:
@@ -966,7 +967,7 @@ def _sorted_ids(table_or_ids: pa.Table | pa.Array) -> pa.Array:
     """
     ids = _flat_ids(table_or_ids.column(0) if isinstance(table_or_ids, pa.Table) else table_or_ids)
     ids = pc.unique(ids)
-    return ids.take(pc.array_sort_indices(ids))
+    return pc.take(ids, pc.array_sort_indices(ids))
 
 
 def _tied_hits(
