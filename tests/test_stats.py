@@ -858,3 +858,44 @@ def test_power_errors(call: object, message: str) -> None:
     with pytest.raises(ParameterError) as info:
         call()  # type: ignore[operator]
     assert str(info.value) == message
+
+
+def test_grouped_resampling_draws_the_same_distribution_as_resampling_rows():
+    # Per-query scores of a cutoff metric take few values: the bootstrap goes through the
+    # counts of each value (a multinomial), the sign-flip test through binomials. Both must
+    # give the row-by-row procedure's distribution (means and spreads within Monte Carlo error).
+    from evalvalidity.core import stats as s
+
+    rng = np.random.default_rng(7)
+    n = 20_000
+    values = rng.choice([0.0, 0.1, 0.25, 0.5, 1.0], size=n, p=[0.5, 0.1, 0.1, 0.1, 0.2])
+    other = np.clip(values + rng.choice([0.0, 0.5, -0.5], size=n), 0.0, 1.0)
+    assert s._distinct_rows((values, other)) is not None
+    grouped = s._bootstrap_means((values, other), 4000, np.random.default_rng(1))
+    rows = []
+    for start in range(0, 1000, 50):
+        picks = np.random.default_rng(start).integers(0, n, size=(50, n))
+        rows.append(np.column_stack([values[picks].mean(axis=1), other[picks].mean(axis=1)]))
+    plain = np.vstack(rows)
+    for j in range(2):
+        expected_sd = np.std([values, other][j]) / np.sqrt(n)
+        assert abs(grouped[j].mean() - [values, other][j].mean()) < 5 * expected_sd / np.sqrt(4000)
+        assert abs(grouped[j].std() / plain[:, j].std() - 1.0) < 0.08
+    # the two columns keep their pairing (the correlation of their means)
+    assert abs(np.corrcoef(grouped)[0, 1] - np.corrcoef(plain.T)[0, 1]) < 0.05
+
+    differences = values - other + 0.002
+    p_grouped, _, exact = s._sign_flip_p_value(differences, 4000, np.random.default_rng(2))
+    assert not exact
+    flips = 1.0 - 2.0 * np.random.default_rng(3).integers(0, 2, size=(1000, n))
+    observed = abs(differences.sum())
+    p_plain = (np.count_nonzero(np.abs(flips @ differences) >= observed) + 1) / 1001
+    assert abs(p_grouped - p_plain) < 0.05
+
+
+def test_resampling_goes_row_by_row_when_values_are_mostly_distinct_or_few():
+    from evalvalidity.core import stats as s
+
+    rng = np.random.default_rng(0)
+    assert s._distinct_rows((rng.random(50_000),)) is None  # continuous scores
+    assert s._distinct_rows((np.zeros(100),)) is None  # too few rows to be worth it
