@@ -12,11 +12,13 @@ from evalvalidity.analysis.examples import Preset
 from evalvalidity.analysis.results import CheckResult
 
 
-def result_or_stop(*, stale: bool = False) -> tuple[Preset, CheckResult]:
+def result_or_stop(*, stale: bool = False, on_health: bool = False) -> tuple[Preset, CheckResult]:
     """The checked plan and its check; stops the page with a message when there is none.
 
     The plan is named in one line above anything computed from it; ``stale`` says that the
     settings shown on the page have changed since (the verdict below is the plan's, not theirs).
+    ``on_health``: the page is the Health page, whose settings are right above, so the error
+    links nowhere.
     """
     cfg = state.config()
     if cfg is None:
@@ -36,11 +38,12 @@ def result_or_stop(*, stale: bool = False) -> tuple[Preset, CheckResult]:
     line.markdown(prefix + explain.describe(cfg))
     if error is not None or result is None:
         st.error(error or "The check could not run.")
-        st.page_link(
-            "views/health.py",
-            label="Change the configuration on the Health page",
-            icon=":material/monitor_heart:",
-        )
+        if not on_health:
+            st.page_link(
+                "views/health.py",
+                label="Change the configuration on the Health page",
+                icon=":material/monitor_heart:",
+            )
         st.stop()
     return cfg, result
 

@@ -116,6 +116,13 @@ def test_health_shows_library_errors_as_messages(app_on, demo_root):
         "None of the 200 ids ranked in the run 'toy.model' is a chunk of the units map "
         "'unitsbug.units'" in _texts(at.error)
     )
+    # The settings are right above the error: no link to the page one is on.
+    assert "Change the configuration on the Health page" not in [
+        link.proto.label for link in at.get("page_link")
+    ]
+    at.switch_page("views/queries.py").run()
+    assert not at.exception
+    assert "unitsbug.units" in _texts(at.error)
     assert "Change the configuration on the Health page" in [
         link.proto.label for link in at.get("page_link")
     ]

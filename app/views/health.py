@@ -419,7 +419,7 @@ with st.popover("Copy link to this plan", icon=":material/link:"):
 verdict_area = st.empty()
 verdict_area.empty()
 with verdict_area.container():
-    cfg, result = widgets.result_or_stop(stale=pending)
+    cfg, result = widgets.result_or_stop(stale=pending, on_health=True)
     widgets.verdict_banner(result)
 
     head = result.headroom
