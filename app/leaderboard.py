@@ -82,6 +82,13 @@ def board_of(result: CheckResult) -> tuple[Any, list[str]] | None:
     plan = result.plan
     if plan is None or not plan.compare or any(r.source != "dataset" for r in plan.refs.values()):
         return None
+    return run_leaderboard(result, _run_values(result), seed=plan.seed)
+
+
+def _run_values(result: CheckResult) -> dict[str, np.ndarray]:
+    """Per-query scores of the check's run and of each run it compares (cached per content)."""
+    plan = result.plan
+    assert plan is not None
     ws = state.workspace()
     hashes = tuple(ws.info(ref.name, owner=state.owner()).sha256 for ref in plan.refs.values())
     others = _scores(
@@ -91,8 +98,7 @@ def board_of(result: CheckResult) -> tuple[Any, list[str]] | None:
         tuple(str(q) for q in result.queries.qid.tolist()),
         state.owner(),
     )
-    values = {plan.run_name: np.asarray(result.queries.model), **others}
-    return run_leaderboard(result, values, seed=plan.seed)
+    return {plan.run_name: np.asarray(result.queries.model), **others}
 
 
 def show(cfg: Preset, result: CheckResult) -> None:
@@ -103,17 +109,9 @@ def show(cfg: Preset, result: CheckResult) -> None:
     st.subheader("Leaderboard")
     try:
         clusters = _groups_choice(result)
-        ws = state.workspace()
-        hashes = tuple(ws.info(ref.name, owner=state.owner()).sha256 for ref in plan.refs.values())
-        others = _scores(
-            str(ws.path),
-            plan.to_json(indent=None),
-            hashes,
-            tuple(str(q) for q in result.queries.qid.tolist()),
-            state.owner(),
+        board, notes = run_leaderboard(
+            result, _run_values(result), clusters=clusters, seed=plan.seed
         )
-        values = {plan.run_name: np.asarray(result.queries.model), **others}
-        board, notes = run_leaderboard(result, values, clusters=clusters, seed=plan.seed)
     except EvalValidityError as exc:
         st.error(str(exc))
         return

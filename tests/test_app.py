@@ -270,6 +270,35 @@ def test_compare_tells_two_runs_apart(app_on, demo_root):
     assert bool(pairs["significant"].iloc[0])
 
 
+def test_compare_shows_the_leaderboard_of_every_run(app_on, demo_root):
+    at = app_on(demo_root).run()
+    at.switch_page("views/compare.py").run()
+    at.multiselect(key="c_runs").select("toy.noise").run()
+    assert not at.exception
+    board = next(d.value for d in at.dataframe if "chance-adjusted" in d.value.columns)
+    assert board["run"].tolist() == ["toy.model", "toy.noise"]
+    assert {
+        "mean",
+        "95 % low",
+        "95 % high",
+        "rank interval",
+        "floor",
+        "chance-adjusted",
+        "wins / ties / losses vs toy.model",
+        "separated from next",
+    } <= set(board.columns)
+    assert board["wins / ties / losses vs toy.model"].iloc[0] == "0 / 20 / 0"
+    assert (board["mean"] >= board["95 % low"]).all() and (
+        board["mean"] <= board["95 % high"]
+    ).all()
+    pairs = next(d.value for d in at.dataframe if "p (randomization)" in d.value.columns)
+    assert list(pairs.columns[2:4]) == ["p (randomization)", "p (Holm)"]
+    assert pairs["runs"].tolist() == ["toy.model − toy.noise"]
+    caption = " ".join(c.value for c in at.caption)
+    assert "smallest attainable p is" in caption and "Holm-corrected over 1 pairs" in caption
+    assert "Smallest detectable difference" in caption
+
+
 # ------------------------------------------------------------------------------ Report
 
 
