@@ -1266,7 +1266,6 @@ def comparison_chart(
     >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
     >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
     ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
     >>> dense = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["c", "a", "b", "c"],
     ...                   "score": [2.0, 1.0, 2.0, 1.0]})
     >>> both = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8,

@@ -906,12 +906,8 @@ def gate_to_dict(gate: Any) -> dict[str, Any]:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> from evalvalidity.analysis.gate import baseline_from_record, regression_gate
     >>> old = {"schema_version": 1, "metric": "rr@10", "run": "old", "model_score": 1.0,
     ...        "queries": [{"qid": "1", "model": 1.0}, {"qid": "2", "model": 1.0}]}
@@ -1071,12 +1067,8 @@ def gate_to_text(gate: Any) -> str:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> from evalvalidity.analysis.gate import baseline_from_record, regression_gate
     >>> old = {"schema_version": 1, "metric": "rr@10", "run": "old", "model_score": 1.0,
     ...        "queries": [{"qid": "1", "model": 1.0}, {"qid": "2", "model": 1.0}]}
@@ -1124,12 +1116,8 @@ def gate_to_markdown(gate: Any) -> str:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> from evalvalidity.analysis.gate import baseline_from_record, regression_gate
     >>> old = {"schema_version": 1, "metric": "rr@10", "run": "old", "model_score": 1.0,
     ...        "queries": [{"qid": "1", "model": 1.0}, {"qid": "2", "model": 1.0}]}
@@ -1201,12 +1189,8 @@ def suite_to_dict(result: Any) -> dict[str, Any]:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> from evalvalidity.analysis.suite import BenchmarkOutcome, SuiteResult, suite_means
     >>> tiny = BenchmarkOutcome("tiny", result, None, None, {"run": result.queries.model},
     ...                         {"run": 0.0625}, None)
@@ -1271,12 +1255,8 @@ def suite_to_text(result: Any) -> str:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> from evalvalidity.analysis.suite import BenchmarkOutcome, SuiteResult, suite_means
     >>> tiny = BenchmarkOutcome("tiny", result, None, None, {"run": result.queries.model},
     ...                         {"run": 0.0625}, None)
@@ -1318,12 +1298,8 @@ def suite_to_markdown(result: Any) -> str:
 
     Examples
     --------
-    >>> import pyarrow as pa
-    >>> from evalvalidity.analysis.check import PoolSpec, check_tables
-    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["a", "b"], "rel": [1, 1]})
-    >>> run = pa.table({"qid": ["1", "1", "2", "2"], "docid": ["a", "c", "c", "b"],
-    ...                 "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> result = check_tables(run, qrels, pool=PoolSpec(corpus_size=20), seeds=8)
+    ``result`` is the doctests' two-query check (the repository's ``conftest.py``).
+
     >>> from evalvalidity.analysis.suite import BenchmarkOutcome, SuiteResult, suite_means
     >>> tiny = BenchmarkOutcome("tiny", result, None, None, {"run": result.queries.model},
     ...                         {"run": 0.0625}, None)
