@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from scipy import special
 
 from evalvalidity.analysis.plan import PoolSpec
@@ -34,6 +33,9 @@ from evalvalidity.core.floors import Floor
 from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import InputDataError, ParameterError
+from evalvalidity.io._arrow import from_numpy, select, to_numpy
+from evalvalidity.io._arrow import strings as arrow_strings
+from evalvalidity.io._compute import pc
 from evalvalidity.io.scoring import score_run
 from evalvalidity.io.tables import conform
 
@@ -409,9 +411,10 @@ def _score_samples(
     """
     qrels = conform(qrels, "qrels")
     n_queries = len(bench.qids)
-    qq = pc.index_in(qrels.column("qid"), value_set=pa.array(bench.qids, pa.string()))
-    qrels_known = qq.is_valid().to_numpy(zero_copy_only=False)
-    qindex = qq.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    qq = pc.index_in(qrels.column("qid"), value_set=arrow_strings(bench.qids))
+    qrels_known = to_numpy(pc.is_valid(qq))
+    qindex = np.zeros(len(qrels_known), dtype=np.int64)
+    qindex[qrels_known] = to_numpy(select(qq, qrels_known))
     rows = np.flatnonzero(qrels_known)
     row_query = qindex[rows]
     values = np.zeros(sample.n_draws)
@@ -426,8 +429,8 @@ def _score_samples(
             {
                 "qid": _sample_names(sample_of_row),
                 "docid": pa.array(names, pa.string()),
-                "score": pa.array((lengths.max() - position).astype(np.float64)),
-                "rank": pa.array(position + 1, pa.int64()),
+                "score": from_numpy((lengths.max() - position).astype(np.float64)),
+                "rank": from_numpy((position + 1).astype(np.int64)),
                 "line": pa.nulls(len(names), pa.int64()),
             }
         )
@@ -442,7 +445,7 @@ def _score_samples(
         ends = np.cumsum(per_row)
         within = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - per_row, per_row)
         sample_rep = start + by_query[np.repeat(sample_offsets[row_query], per_row) + within]
-        take = pa.array(row_rep, pa.int64())
+        take = from_numpy(row_rep.astype(np.int64))
         replicated = pa.table(
             {
                 "qid": _sample_names(sample_rep),
@@ -461,16 +464,19 @@ def _score_samples(
             run_name="simulated noise run",
             qrels_name="judgements",
         )
-        index = pc.cast(
-            pc.utf8_slice_codeunits(pa.array(scored.qids, pa.string()), 1), pa.int64()
-        ).to_numpy(zero_copy_only=False)
+        index = to_numpy(
+            pc.cast(pc.utf8_slice_codeunits(arrow_strings(scored.qids), 1), pa.int64())
+        )
         values[index] = scored.values[metric.name]
     return values
 
 
 def _sample_names(index: np.ndarray) -> pa.Array:
     """The query ids ``s<i>`` of the samples ``index``."""
-    return pc.binary_join_element_wise("s", pa.array(index, pa.int64()).cast(pa.string()), "")
+    prefix, empty = arrow_strings(["s", ""])  # a str would go through pa.scalar (pandas)
+    return pc.binary_join_element_wise(
+        prefix, pc.cast(from_numpy(np.asarray(index, dtype=np.int64)), pa.string()), empty
+    )
 
 
 def builtin_check1(

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from evalvalidity.analysis.plan import Thresholds
 from evalvalidity.analysis.pools import Benchmark, quietly, strings
@@ -21,6 +20,9 @@ from evalvalidity.analysis.results import Interval, NoiseCheck
 from evalvalidity.core import stats
 from evalvalidity.core.floors import Floor
 from evalvalidity.core.metrics import Metric
+from evalvalidity.io._arrow import select, to_numpy
+from evalvalidity.io._arrow import strings as arrow_strings
+from evalvalidity.io._compute import pc
 from evalvalidity.io.tables import conform
 
 __all__ = ["fully_tied"]
@@ -44,9 +46,9 @@ def aligned(result: Any, metric: Metric, qids: np.ndarray) -> np.ndarray:
     out = np.zeros(len(qids), dtype=np.float64)
     if len(qids) == 0 or len(values) == 0:
         return out
-    at = pc.index_in(pa.array(qids, pa.string()), value_set=pa.array(result.qids, pa.string()))
-    found = at.is_valid().to_numpy(zero_copy_only=False)
-    out[found] = values[at.filter(pa.array(found)).to_numpy()]
+    at = pc.index_in(arrow_strings(qids), value_set=arrow_strings(result.qids))
+    found = to_numpy(pc.is_valid(at))
+    out[found] = values[to_numpy(select(at, found))]
     return out
 
 

@@ -73,6 +73,7 @@ from evalvalidity.core.metrics import Metric
 from evalvalidity.core.nulls import hub_documents, popularity_ranker, query_shuffle_null
 from evalvalidity.core.tiebounds import tie_bounds
 from evalvalidity.errors import ParameterError
+from evalvalidity.io._arrow import from_numpy, int64, strings, to_numpy
 from evalvalidity.io.units_rule import segment_ids, units_from_rule
 
 __all__ = [
@@ -138,13 +139,17 @@ class Coded:
 
     def docids(self, codes: np.ndarray) -> list[str]:
         """The document ids of ``codes``."""
-        return [str(x) for x in self.vocab.take(pa.array(codes, pa.int64())).to_pylist()]
+        taken = self.vocab.take(from_numpy(np.asarray(codes, dtype=np.int64)))
+        return [str(x) for x in taken.to_pylist()]
 
 
 def _codes(column: Any, values: pa.Array) -> np.ndarray:
     """The index of each entry of ``column`` in ``values`` (-1 where absent)."""
     index = pc.index_in(column, value_set=values)
-    return np.asarray(pc.fill_null(index, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    known = to_numpy(pc.is_valid(index))  # Arrow's to_numpy (and a -1 scalar) import pandas
+    codes = np.full(len(known), -1, dtype=np.int64)
+    codes[known] = to_numpy(pc.drop_null(index))
+    return codes
 
 
 def code_tables(
@@ -169,7 +174,7 @@ def code_tables(
     extra_docids : sequence of arrays
         More document ids to give codes (e.g. candidate lists).
     """
-    qids = pa.array(bench.qids.astype(object), pa.string())
+    qids = strings(bench.qids)
     pieces = [qrels.column("docid")]
     if ranking is not None:
         pieces.append(ranking.column("docid"))
@@ -179,7 +184,7 @@ def code_tables(
         vocab = vocab.combine_chunks()
     gq = _codes(qrels.column("qid"), qids)
     gd = _codes(qrels.column("docid"), vocab)
-    gg = np.asarray(qrels.column("rel").to_numpy(zero_copy_only=False), dtype=np.int64)
+    gg = np.asarray(to_numpy(qrels.column("rel")), dtype=np.int64)
     keep = gq >= 0
     gq, gd, gg = gq[keep], gd[keep], gg[keep]
     # One grade per (query, document): a judgement given twice keeps its largest grade.
@@ -193,20 +198,20 @@ def code_tables(
         return Coded(bench.qids, vocab, empty, empty, empty, None, None, np.zeros(0, bool), *gold)
     rows = ranking
     if depth is not None:
-        near = pc.less_equal(rows.column("position"), depth + _SLACK)
+        near = pc.less_equal(rows.column("position"), int64(depth + _SLACK))  # int: pandas
         if "tie_start" in rows.column_names:
-            near = pc.or_(near, pc.less_equal(rows.column("tie_start"), depth))
+            near = pc.or_(near, pc.less_equal(rows.column("tie_start"), int64(depth)))
         rows = rows.filter(near)
     rq = _codes(rows.column("qid"), qids)
     judged = rq >= 0
     rd = _codes(rows.column("docid"), vocab)[judged]
-    rp = np.asarray(rows.column("position").to_numpy(zero_copy_only=False), np.int64)[judged]
+    rp = np.asarray(to_numpy(rows.column("position")), np.int64)[judged]
     own = pc.equal(rows.column("qid"), rows.column("docid"))
-    self_row = np.asarray(own.to_numpy(zero_copy_only=False), bool)[judged]
+    self_row = np.asarray(to_numpy(own), bool)[judged]
     tie_start = tie_size = None
     if "tie_start" in rows.column_names:
-        tie_start = np.asarray(rows.column("tie_start").to_numpy(zero_copy_only=False), np.int64)
-        tie_size = np.asarray(rows.column("tie_size").to_numpy(zero_copy_only=False), np.int64)
+        tie_start = np.asarray(to_numpy(rows.column("tie_start")), np.int64)
+        tie_size = np.asarray(to_numpy(rows.column("tie_size")), np.int64)
         tie_start, tie_size = tie_start[judged], tie_size[judged]
     return Coded(bench.qids, vocab, rq[judged], rd, rp, tie_start, tie_size, self_row, *gold)
 

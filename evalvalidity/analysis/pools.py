@@ -23,6 +23,8 @@ from evalvalidity.core import dedup, floors, simulate
 from evalvalidity.core.floors import Floor
 from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.errors import EvalValidityWarning, InputDataError
+from evalvalidity.io._arrow import from_numpy, to_numpy
+from evalvalidity.io._arrow import strings as arrow_strings
 from evalvalidity.io.tables import conform
 
 __all__ = [
@@ -115,7 +117,7 @@ def sorted_unique(column: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, np.ndar
     flat = _flat(column)
     distinct = pc.unique(flat)
     distinct = distinct.take(pc.sort_indices(distinct))
-    index = pc.index_in(flat, value_set=distinct).to_numpy(zero_copy_only=False)
+    index = to_numpy(pc.index_in(flat, value_set=distinct))
     return distinct, index.astype(np.int64)
 
 
@@ -164,13 +166,13 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
         raise InputDataError("The judgements hold no rows.")
     if qrels.column("qid").null_count or qrels.column("docid").null_count:
         raise InputDataError("The judgements hold rows without a qid or a docid.")
-    rel = qrels.column("rel").to_numpy(zero_copy_only=False).astype(np.int64)
+    rel = to_numpy(qrels.column("rel")).astype(np.int64)
     # Ids stay Python str in object arrays: numpy's fixed-width 'U' strings drop trailing NULs.
     qid_values, qindex = sorted_unique(qrels.column("qid"))
     qids = np.asarray(qid_values.to_pylist(), dtype=object)
     n_queries = len(qids)
     docid_column = _flat(qrels.column("docid"))
-    dindex = pc.dictionary_encode(docid_column).indices.to_numpy(zero_copy_only=False)
+    dindex = to_numpy(pc.dictionary_encode(docid_column).indices)
     # Duplicate judgement rows (same query and item): counted per query, kept once.
     pair_key = qindex * (int(dindex.max(initial=0)) + 1) + dindex
     _, first_index, pair_counts = np.unique(pair_key, return_index=True, return_counts=True)
@@ -183,7 +185,7 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
     rows = first_index[np.argsort(qindex[first_index], kind="stable")]
     del first_index, pair_counts
     qindex, rel = qindex[rows], rel[rows]
-    docid_rows = docid_column.take(pa.array(rows))
+    docid_rows = docid_column.take(from_numpy(rows))
     positive_mask = rel >= 1
 
     declared_pool: float | None = None
@@ -285,7 +287,7 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
     if kind in ("corpus", "pools"):
         # A pool smaller than the judged items holds the best-graded of them.
         pool_rows = fit_to_pool(pool_rows, qindex, rel, pool_size)
-    pool_docs = np.asarray(docid_rows.take(pa.array(pool_rows)).to_pylist(), dtype=object)
+    pool_docs = np.asarray(docid_rows.take(from_numpy(pool_rows)).to_pylist(), dtype=object)
     return Benchmark(
         qids=qids,
         pool_size=pool_size,
@@ -457,7 +459,7 @@ def simulation_layout(
     counts = bench.in_pool
     in_pool = np.minimum(counts, bench.pool_size)
     rank = np.arange(len(bench.pool_docs)) - np.repeat(bench.pool_offsets[:-1], counts)
-    flat_gold = pa.array(bench.pool_docs[rank < np.repeat(in_pool, counts)], pa.string())
+    flat_gold = arrow_strings(bench.pool_docs[rank < np.repeat(in_pool, counts)])
     gold_base = np.concatenate(([0], np.cumsum(in_pool)))
     layout = simulate.PoolLayout(
         bench.pool_size.copy(),
@@ -465,13 +467,19 @@ def simulation_layout(
         (np.arange(int(gold_base[-1])) - np.repeat(gold_base[:-1], in_pool)).astype(np.int64),
     )
 
+    noise_prefix, empty = arrow_strings(["~noise~", ""])
+
     def name_sized(query: np.ndarray, items: np.ndarray) -> pa.Array:
+        items = np.asarray(items, dtype=np.int64)
         is_gold = items < in_pool[query]
-        noise = pc.binary_join_element_wise("~noise~", pa.array(items).cast(pa.string()), "")
-        gold_at = np.where(is_gold, gold_base[query] + items, 0)
+        noise = pc.binary_join_element_wise(
+            noise_prefix, pc.cast(from_numpy(items), pa.string()), empty
+        )  # Arrow scalars: a str would be converted through pa.scalar, which imports pandas
+        gold_at = np.where(is_gold, gold_base[query] + items, 0).astype(np.int64)
         if len(flat_gold) == 0:
             return noise
-        return pc.if_else(pa.array(is_gold), flat_gold.take(pa.array(gold_at)), noise)
+        gold = pc.less(from_numpy(items), from_numpy(in_pool[query].astype(np.int64)))
+        return pc.if_else(gold, flat_gold.take(from_numpy(gold_at)), noise)
 
     return layout, name_sized
 

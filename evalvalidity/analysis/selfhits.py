@@ -38,6 +38,7 @@ from evalvalidity.core.holes import _lookup_grades
 from evalvalidity.core.kernels import Hits, Judged, evaluate
 from evalvalidity.core.metrics import Metric
 from evalvalidity.errors import InputDataError, ParameterError
+from evalvalidity.io._arrow import strings, to_numpy
 
 if TYPE_CHECKING:
     from evalvalidity.analysis.nulls import Coded
@@ -171,9 +172,11 @@ def _score(coded: Coded, metric: Metric, drop_row: np.ndarray, drop_gold: np.nda
 
 def _own_codes(coded: Coded) -> np.ndarray:
     """The document code of each query's own id (-1 when no document has it)."""
-    qids = pa.array(coded.qids.astype(object), pa.string())
-    index = pc.fill_null(pc.index_in(qids, value_set=coded.vocab), -1)
-    return np.asarray(index.to_numpy(zero_copy_only=False), np.int64)
+    index = pc.index_in(strings(coded.qids), value_set=coded.vocab)
+    known = to_numpy(pc.is_valid(index))  # Arrow's to_numpy (and a -1 scalar) import pandas
+    codes = np.full(len(known), -1, dtype=np.int64)
+    codes[known] = to_numpy(pc.drop_null(index))
+    return codes
 
 
 def _floor_without(

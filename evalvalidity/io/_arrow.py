@@ -97,8 +97,8 @@ def int64(value: int) -> pa.Scalar:
     return from_numpy(np.array([value], dtype=np.int64))[0]
 
 
-def strings(values: Sequence[str]) -> pa.Array:
-    """A null-free Arrow ``string`` array of Python str.
+def strings(values: Sequence[str] | np.ndarray) -> pa.Array:
+    """A null-free Arrow ``string`` array of Python str (a sequence, or an object array).
 
     Raises
     ------
