@@ -1,0 +1,68 @@
+"""Metrics that all stop at a cutoff are scored from the rows at or above each query's bound.
+
+The bound is the cutoff-th largest score of the query; the same metric scored beside one
+that reads the whole ranking (``ap``, which keeps every row) must give the very same values,
+with ties, with queries shorter than the cutoff, and with the kept ranking.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from evalvalidity.io.scoring import score_run
+
+
+def _tables(seed: int, n_queries: int = 60, distinct_scores: int = 4):
+    rng = np.random.default_rng(seed)
+    qid, docid, score, rank = [], [], [], []
+    qrels_q, qrels_d, qrels_r = [], [], []
+    for q in range(n_queries):
+        n = int(rng.integers(1, 40))  # some queries rank fewer items than the cutoff
+        docs = rng.permutation(60)[:n]
+        values = rng.integers(0, distinct_scores, n).astype(float)  # many ties
+        for position, (d, s) in enumerate(zip(docs, values, strict=True)):
+            qid.append(f"q{q}")
+            docid.append(f"d{d}")
+            score.append(s)
+            rank.append(position + 1)
+        for d in rng.permutation(60)[: int(rng.integers(1, 6))]:
+            qrels_q.append(f"q{q}")
+            qrels_d.append(f"d{d}")
+            qrels_r.append(int(rng.integers(0, 3)))
+    run = pa.table({"qid": qid, "docid": docid, "score": score, "rank": rank})
+    qrels = pa.table({"qid": qrels_q, "docid": qrels_d, "rel": qrels_r})
+    return run, qrels
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "average"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_bounded_metrics_match_the_whole_ranking(ties, seed):
+    run, qrels = _tables(seed)
+    metrics = ["rr@10", "ndcg@5", "p@3", "ap@10", "r@7", "hit@2"]
+    bounded = score_run(run, qrels, metrics, ties=ties)
+    whole = score_run(run, qrels, [*metrics, "ap"], ties=ties)
+    for name in metrics:
+        np.testing.assert_array_equal(bounded.values[name], whole.values[name])
+        assert bounded.means[name] == whole.means[name]
+    assert bounded.qids.tolist() == whole.qids.tolist()
+
+
+@pytest.mark.parametrize("depth", [3, 10, 25])
+def test_the_kept_ranking_is_the_same_with_the_bound(depth):
+    run, qrels = _tables(4, distinct_scores=6)
+    bounded = score_run(run, qrels, "rr@10", keep_ranking=True, ranking_depth=depth)
+    whole = score_run(run, qrels, ["rr@10", "ap"], keep_ranking=True, ranking_depth=depth)
+    assert bounded.ranking is not None and whole.ranking is not None
+    assert bounded.ranking.equals(whole.ranking)
+    np.testing.assert_array_equal(bounded.values["rr@10"], whole.values["rr@10"])
+
+
+def test_a_nan_score_is_still_refused():
+    run, qrels = _tables(5)
+    scores = run.column("score").to_pylist()
+    scores[7] = float("nan")
+    run = run.set_column(2, "score", pa.array(scores))
+    with pytest.raises(Exception, match="no usable score"):
+        score_run(run, qrels, "rr@10")
