@@ -192,14 +192,15 @@ def sample_lines(source: Source) -> list[tuple[int, str]]:
     lines = _LINE_BREAK.split(head.decode("utf-8", errors="replace"))
     if truncated and len(lines) > 1:
         lines = lines[:-1]
-    numbered = [
-        (offset + i + 1, text)
-        for i, text in enumerate(lines)
-        if text.strip() and not text.lstrip().startswith("#")  # trec_eval's comments
-    ]
+    numbered = []
+    for i, text in enumerate(lines):
+        if text.strip() and not text.lstrip().startswith("#"):  # trec_eval's comments
+            numbered.append((offset + i + 1, text))
+            if len(numbered) == SAMPLE_LINES:  # the rest of the sample is not read
+                break
     if not numbered:
         raise FileFormatError(source.name, None, "the file holds only blank lines, no data")
-    return numbered[:SAMPLE_LINES]
+    return numbered
 
 
 def _ambiguous(source: Source, what: str) -> FileFormatError:
