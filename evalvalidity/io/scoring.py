@@ -877,10 +877,11 @@ def _score(
             # The retrieved relevant items are few: materialised first, they are what the join
             # builds its hash table on (a streamed dataset's size is unknown to the planner).
             # Each numbered, so that the count groups by one integer, not by four columns.
-            if bounded:
+            if bounded and int(count_of.max(initial=0)) > int(cutoff or 0):
                 # Only the rows at or above their query's bound can be, or be counted, above a
                 # hit that the metrics read: one pass keeps them (about ten per query at
-                # rr@10), and the hits and their counts come from them alone.
+                # rr@10), and the hits and their counts come from them alone. (No query
+                # ranking more rows than the cutoff: every row is kept, the pass is skipped.)
                 con.execute(
                     """CREATE TEMP TABLE near_rows AS
                        SELECT r.qid, r.docid, r.score, r.rank FROM run r
