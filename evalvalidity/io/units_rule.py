@@ -29,6 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from evalvalidity.errors import ParameterError
+from evalvalidity.io._database import DEFAULT_MEMORY_LIMIT, connection
 from evalvalidity.io.tables import UNITS_SCHEMA
 
 __all__ = [
@@ -193,7 +194,7 @@ def segment_ids(run: pa.Table, qrels: pa.Table, separator: str = "#") -> Segment
             "The 'separator' parameter of segment_ids must be a non-empty str."
             f" Got {separator!r} instead."
         )
-    con = duckdb.connect()
+    con = connection(DEFAULT_MEMORY_LIMIT)  # the process's database: opening one costs ~50 ms
     try:
         con.register("run", run.select(["docid"]))
         con.register("qrels", qrels.select(["docid"]))
