@@ -108,3 +108,15 @@ def test_a_csv_with_empty_unkept_fields_is_read(tmp_path, monkeypatch, fast_answ
     )
     table = _both(path, monkeypatch)
     assert table.num_rows == 50
+
+
+def test_a_read_without_digest_leaves_the_hash_empty(tmp_path):
+    import hashlib
+
+    path = tmp_path / "run.trec"
+    path.write_bytes(RUN)
+    hashed = read(path)
+    unhashed = read(path, digest=False)
+    assert hashed.sha256 == hashlib.sha256(RUN).hexdigest()
+    assert unhashed.sha256 == ""
+    assert unhashed.table.equals(hashed.table)
