@@ -517,6 +517,12 @@ def top_ranking_sql(
         SELECT {columns} FROM ranked{cut}{order}"""
 
 
+#: Up to this many judged queries, the kept ranking's bounds come with the counts in one pass
+#: (their aggregate states then take at most ~25 MB); above, a second pass bounds only the
+#: queries longer than the depth (a million queries of 5 rows: 0.4 GB less).
+_ONE_PASS_BOUND_QUERIES = 65_536
+
+
 def _bar_sql(depth: int) -> str:
     """The ``depth``-th largest score of a group (NULL when it has fewer rows), as SQL."""
     return f"max(score, {int(depth)})[{int(depth)}]"
@@ -800,17 +806,25 @@ def _score(
     bars = ""
     if keep is not None and keep[0] is not None and not with_units and ties != "given":
         # The bound of the kept ranking's rows comes with the counts, from the same pass.
-        # Only a query with more rows than the depth has a bound: a top-depth aggregate state
-        # per query costs ~400 bytes, a count ~40 (a million queries of 5 rows: 0.4 GB).
-        con.execute(
-            "CREATE TEMP TABLE run_counts AS SELECT qid, count(*) AS n FROM run GROUP BY qid"
-        )
-        con.execute(
-            f"CREATE TEMP TABLE run_bars AS SELECT qid, {_bar_sql(keep[0])} AS bar FROM run"
-            f" SEMI JOIN (SELECT qid FROM run_counts WHERE n > {int(keep[0])}) USING (qid)"
-            " GROUP BY qid"
-        )
-        bars = "run_bars"
+        depth = int(keep[0])
+        if len(judged_qids) <= _ONE_PASS_BOUND_QUERIES:
+            con.execute(
+                "CREATE TEMP TABLE run_counts AS SELECT qid, count(*) AS n,"
+                f" {_bar_sql(depth)} AS bar FROM run GROUP BY qid"
+            )
+            bars = "run_counts"
+        else:
+            # A top-depth aggregate state costs ~400 bytes a query, a count ~40: with many
+            # queries, only those with more rows than the depth get a bound (a second pass).
+            con.execute(
+                "CREATE TEMP TABLE run_counts AS SELECT qid, count(*) AS n FROM run GROUP BY qid"
+            )
+            con.execute(
+                f"CREATE TEMP TABLE run_bars AS SELECT qid, {_bar_sql(depth)} AS bar FROM run"
+                f" SEMI JOIN (SELECT qid FROM run_counts WHERE n > {depth}) USING (qid)"
+                " GROUP BY qid"
+            )
+            bars = "run_bars"
         counts = con.sql("SELECT qid, n FROM run_counts").to_arrow_table()
     else:
         counts = con.sql("SELECT qid, count(*) AS n FROM run GROUP BY qid").to_arrow_table()
