@@ -805,7 +805,7 @@ def _score(
     judged_qids = _sorted_ids(con.sql("SELECT DISTINCT qid FROM qrels").to_arrow_table())
     bars = ""
     if keep is not None and keep[0] is not None and not with_units and ties != "given":
-        # The bound of the kept ranking's rows comes with the counts, from the same pass.
+        # The bounds of the kept ranking's rows (see _ONE_PASS_BOUND_QUERIES).
         depth = int(keep[0])
         if len(judged_qids) <= _ONE_PASS_BOUND_QUERIES:
             con.execute(
