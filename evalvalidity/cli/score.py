@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -197,6 +196,8 @@ def run(args: argparse.Namespace) -> int:
                 for name, result in results
             ],
         }
+        import json  # only this format needs it
+
         out.write(json.dumps(record, indent=2) + "\n")
         return 0
     results = [(escape_text(name), result) for name, result in results]

@@ -145,7 +145,8 @@ def _ingest(
     if progress is not None:
         progress(0.9, "checking for duplicates")
     sink.expose(con, "t")
-    checked = table_checks(con, det.kind, log, unit, in_memory=isinstance(sink, MemorySink))
+    rows = sink.table if isinstance(sink, MemorySink) else None
+    checked = table_checks(con, det.kind, log, unit, in_memory=rows is not None, rows=rows)
     if len(checked.drop_lines):
         sink.drop(con, checked.drop_lines)
     sink.close()
