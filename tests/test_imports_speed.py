@@ -210,3 +210,48 @@ def test_a_small_tables_keys_are_compared_without_a_query(monkeypatch):
     monkeypatch.setattr(_validate, "SMALL_TABLE_ROWS", -1)
     assert [_outcome(path) for path in files] == quick
     assert [sql for sql in statements if "hash(" in sql]
+
+
+_COLLECTIONS = """
+import gc, sys
+from evalvalidity.cli import main
+sys.argv = ["evalvalidity", *sys.argv[1:]]
+code = main()
+print(code, gc.isenabled(), gc.get_freeze_count() > 0, sum(s["collections"] for s in gc.get_stats()))
+"""
+
+
+def _collections(*argv: str) -> tuple[str, ...]:
+    """Exit code, collector on, anything frozen, and collections of ``main()`` in a process."""
+    done = subprocess.run(
+        [sys.executable, "-c", _COLLECTIONS, *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    return tuple(done.stdout.splitlines()[-1].split())  # the last line, after the output
+
+
+def test_the_collector_is_off_while_a_command_imports_its_libraries():
+    # the imports of DuckDB, numpy and pyarrow alone made the collector run ~80 times
+    code, enabled, frozen, collections = _collections(*SCORE, "-m", "rr@10")
+    assert (code, enabled, frozen) == ("0", "True", "True")
+    assert int(collections) < 25
+    # back on after a command that fails, and for a command that ends the window at parsing
+    assert _collections(*SCORE[:2], "nonesuch.trec", *SCORE[3:])[:2] == ("2", "True")
+    assert _collections("floor", "rr@10", "--pool-size", "10", "--gold", "1")[:3] == (
+        "0",
+        "True",
+        "True",
+    )
+
+
+def test_a_command_called_in_process_leaves_the_collector_alone(capsys):
+    import gc
+
+    frozen = gc.get_freeze_count()
+    assert main([*SCORE, "-m", "rr@10"]) == 0
+    assert "rr@10" in capsys.readouterr().out
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
