@@ -23,7 +23,7 @@ from evalvalidity.io.ingest._result import Ingested, RejectedRowsError
 from evalvalidity.io.ingest._sink import MemorySink, ParquetSink, Sink
 from evalvalidity.io.ingest._source import PARQUET_MAGIC, Source, SourceLike
 from evalvalidity.io.ingest._text import read_exact, read_fast, read_jsonl
-from evalvalidity.io.ingest._validate import RejectLog, table_checks
+from evalvalidity.io.ingest._validate import RejectLog, repeated_keys, table_checks
 
 
 def connect(
@@ -144,9 +144,12 @@ def _ingest(
         _seeds_from_run_ids(source, sink)
     if progress is not None:
         progress(0.9, "checking for duplicates")
-    sink.expose(con, "t")
-    rows = sink.table if isinstance(sink, MemorySink) else None
-    checked = table_checks(con, det.kind, log, unit, in_memory=rows is not None, rows=rows)
+    in_memory = isinstance(sink, MemorySink)
+    # a small table's keys are compared in Python: DuckDB sees it only when one repeats
+    repeated = repeated_keys(det.kind, sink.table) if isinstance(sink, MemorySink) else None
+    if repeated is not False:
+        sink.expose(con, "t")
+    checked = table_checks(con, det.kind, log, unit, in_memory=in_memory, repeated=repeated)
     if len(checked.drop_lines):
         sink.drop(con, checked.drop_lines)
     sink.close()
