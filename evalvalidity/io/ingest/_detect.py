@@ -41,7 +41,8 @@ _FLOAT = re.compile(
 _INT = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
 _LINE_BREAK = re.compile(r"\r\n|\n|\r")
 # trec_eval's measure names (`trec_eval -q` prints `measure<TAB>qid<TAB>value`).
-_TREC_EVAL_MEASURE = re.compile(
+# compiled on first use (re caches it): only a file of three fields is matched against it
+_TREC_EVAL_MEASURE = (
     r"(?:runid|num_q|num_ret|num_rel|num_rel_ret|map|gm_map|Rprec|bpref|recip_rank|infAP"
     r"|gm_bpref|utility|11pt_avg|binG|G|Rndcg|relstring|iprec_at_recall_[0-9.]+"
     r"|P_[0-9]+|recall_[0-9]+|ndcg|ndcg_cut_[0-9]+|ndcg_rel|map_cut_[0-9]+|success_[0-9]+"
@@ -310,7 +311,7 @@ def _is_trec_eval(split: list[list[str]]) -> bool:
     if not split or any(len(cells) != 3 for cells in split[: min(len(split), 20)]):
         return False
     measures = sum(
-        _TREC_EVAL_MEASURE.fullmatch(cells[0]) is not None for cells in split if len(cells) == 3
+        re.fullmatch(_TREC_EVAL_MEASURE, cells[0]) is not None for cells in split if len(cells) == 3
     )
     return measures * 2 >= len(split) and any(len(c) == 3 and is_number(c[2]) for c in split)
 

@@ -194,8 +194,9 @@ def _ingest(
     return result, sink
 
 
-_RUN_ID = re.compile(rb"^[ \t]*runid[ \t]+all[ \t]+(\S+)[ \t]*\r?$", re.MULTILINE)
-_TRAILING_NUMBER = re.compile(rb"(\d+)$")
+# compiled on first use (re caches them): only concatenated trec_eval outputs need them
+_RUN_ID = rb"(?m)^[ \t]*runid[ \t]+all[ \t]+(\S+)[ \t]*\r?$"
+_TRAILING_NUMBER = rb"(\d+)$"
 
 
 def _seeds_from_run_ids(source: Source, sink: MemorySink) -> None:
@@ -208,7 +209,7 @@ def _seeds_from_run_ids(source: Source, sink: MemorySink) -> None:
     (``noise-3``: 3) when those numbers are distinct, else the run's position.
     """
     text = source.read_all()
-    found = [(m.start(), m.group(1)) for m in _RUN_ID.finditer(text)]
+    found = [(m.start(), m.group(1)) for m in re.finditer(_RUN_ID, text)]
     if len(found) < 2:
         return
     starts = [pos for pos, _ in found]
@@ -216,7 +217,7 @@ def _seeds_from_run_ids(source: Source, sink: MemorySink) -> None:
         [text.count(b"\n", 0, pos) + 1 for pos in starts], dtype=np.int64
     )  # 1-based line numbers of the runid lines
     tags = [tag for _, tag in found]
-    numbers = [_TRAILING_NUMBER.search(tag) for tag in tags]
+    numbers = [re.search(_TRAILING_NUMBER, tag) for tag in tags]
     if all(numbers) and len({int(m.group(1)) for m in numbers if m}) == len(tags):
         seeds = np.array([int(m.group(1)) for m in numbers if m], dtype=np.int64)
     else:
