@@ -100,6 +100,12 @@ def test_a_shared_database_keeps_each_connection_apart():
     finally:
         first.close()
         second.close()
+    fresh = _database.connection()  # DuckDB's progress bar stays off, without a SET
+    try:
+        (shown,) = fresh.sql("SELECT current_setting('enable_progress_bar')").fetchall()[0]
+        assert shown is False
+    finally:
+        fresh.close()
     limited = _database.connection("1GB")
     try:
         (limit,) = limited.sql("SELECT current_setting('memory_limit')").fetchall()[0]
