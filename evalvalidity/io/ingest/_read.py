@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
+from evalvalidity.io._database import RETURN_FREED_MEMORY
 from evalvalidity.io._database import connection as shared_connection
 from evalvalidity.io._verified import mark_unique_pairs
 from evalvalidity.io.atomic import is_disk_full
@@ -30,7 +31,7 @@ def connect(
     memory_limit: str | None = None, temp_directory: str | None = None
 ) -> duckdb.DuckDBPyConnection:
     """A fresh in-memory DuckDB connection (one per read: connections are not thread-safe)."""
-    config: dict[str, str | bool | int | float | list[str]] = {}
+    config: dict[str, str | bool | int | float | list[str]] = dict(RETURN_FREED_MEMORY)
     if memory_limit is not None:
         config["memory_limit"] = memory_limit
     if temp_directory is not None:
