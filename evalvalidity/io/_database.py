@@ -100,6 +100,6 @@ def connection(memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
                 config["memory_limit"] = memory_limit
             database = duckdb.connect(":memory:", config=config)
             _DATABASES[memory_limit] = database
-        con = database.cursor()
-    con.execute("SET enable_progress_bar = false")
-    return con
+        # a cursor starts from DuckDB's defaults, progress bar off (only the connection that
+        # opened the database has it on): no SET statement, ~0.3 ms each
+        return database.cursor()
