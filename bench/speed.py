@@ -18,8 +18,10 @@ Tools:
   toolkit-rag-quality`` (the row says so otherwise).
 
 ``--toy`` times the write-up's toy run instead (20 queries) against a bare
-``python -c "import duckdb"``; ``--scale`` adds 35M- and 70M-line runs (``evalvalidity score``
-only; the 70M-line file is about 2.5 GB).
+``python -c "import duckdb"``; ``--scale`` adds 35M- and 70M-line runs (use ``--tools
+duckdb,score``; the 70M-line file is about 2.5 GB, written once into ``bench/out/``). Both are
+past the 1 GiB of text above which ``score`` streams the run through a temporary Parquet file
+under a 2 GB DuckDB limit, so their peak RSS is that path's.
 
 Usage::
 
