@@ -18,10 +18,11 @@ Tools:
   toolkit-rag-quality`` (the row says so otherwise).
 
 ``--toy`` times the write-up's toy run instead (20 queries) against a bare
-``python -c "import duckdb"``; ``--scale`` adds 35M- and 70M-line runs (use ``--tools
-duckdb,score``; the 70M-line file is about 2.5 GB, written once into ``bench/out/``). Both are
-past the 1 GiB of text above which ``score`` streams the run through a temporary Parquet file
-under a 2 GB DuckDB limit, so their peak RSS is that path's.
+``python -c "import duckdb"``, with two floors beside it: importing DuckDB, numpy and pyarrow,
+and also opening an in-memory DuckDB database (:data:`TOY_FLOORS`); ``--scale`` adds 35M- and
+70M-line runs (use ``--tools duckdb,score``; the 70M-line file is about 2.5 GB, written once
+into ``bench/out/``). Both are past the 1 GiB of text above which ``score`` streams the run
+through a temporary Parquet file under a 2 GB DuckDB limit, so their peak RSS is that path's.
 
 Usage::
 
@@ -119,6 +120,18 @@ LABELS = {
 }
 
 
+#: ``--toy`` only: what any DuckDB- and Arrow-based scorer pays before reading a line, timed in
+#: the same rounds (the libraries evalvalidity's readers and scorer use, then also the one
+#: in-memory DuckDB database a score opens).
+TOY_FLOORS = {
+    "libraries": ("import duckdb, numpy, pyarrow", 'python -c "import duckdb, numpy, pyarrow"'),
+    "database": (
+        "import duckdb, numpy, pyarrow; duckdb.connect(':memory:')",
+        "... and duckdb.connect(':memory:')",
+    ),
+}
+
+
 def run_once(argv: list[str]) -> tuple[float, float, float, str]:
     """(wall s, CPU s of all threads, peak RSS MiB, last line of output) of one whole process."""
     import tempfile
@@ -170,6 +183,17 @@ def main(argv: list[str] | None = None) -> int:
           + " ".join(f"{x:.1f}" for x in os.getloadavg()))  # fmt: skip
     for run, qrels, label in cases:
         argvs = commands(run, qrels, args.toy)
+        if args.toy:
+            argvs.update(
+                {name: [sys.executable, "-c", code] for name, (code, _) in TOY_FLOORS.items()}
+            )
+            LABELS.update({name: label for name, (_, label) in TOY_FLOORS.items()})
+            # the floors always, after the bare import they are compared with
+            tools = [
+                "duckdb",
+                *TOY_FLOORS,
+                *(t for t in tools if t != "duckdb" and t not in TOY_FLOORS),
+            ]
         wanted = [t for t in tools if t in argvs]
         times: dict[str, list[tuple[float, float, float, str]]] = {t: [] for t in wanted}
         for _ in range(args.repeats):

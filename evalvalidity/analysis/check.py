@@ -301,7 +301,8 @@ def check_benchmark(
             units = rule_units(inputs, plan.units_rule)
 
     model = None
-    scored = None
+    # The scorer's kept ranking, held here alone: the other nulls free it once coded.
+    kept_ranking: list[pa.Table] = []
     if inputs.run is not None:
         if progress:
             progress(0.1, "Scoring the run")
@@ -327,6 +328,9 @@ def check_benchmark(
                 f"{len(scored.unjudged_qids):,} queries of {run_name} have no "
                 "judgements and were ignored."
             )
+        if scored.ranking is not None:
+            kept_ranking.append(scored.ranking)
+        del scored  # its per-query ids (a Python str each) are bench.qids again
 
     noise_result = None
     noise_values = None
@@ -463,7 +467,7 @@ def check_benchmark(
         model_score=flat_mean,
         query_texts=inputs.query_texts,
         corpus_texts=inputs.corpus_texts,
-        ranking=scored.ranking if scored is not None else None,
+        ranking=kept_ranking.pop() if kept_ranking else None,
     )
     notes.extend(nulls.notes)
     live_result = noise_result if plan.noise_source == "live" else None

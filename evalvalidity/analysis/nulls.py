@@ -192,23 +192,51 @@ def code_tables(
     if ranking is None:
         return Coded(bench.qids, vocab, empty, empty, empty, None, None, np.zeros(0, bool), *gold)
     rows = ranking
-    if depth is not None:
-        near = pc.less_equal(rows.column("position"), depth + _SLACK)
-        if "tie_start" in rows.column_names:
-            near = pc.or_(near, pc.less_equal(rows.column("tie_start"), depth))
-        rows = rows.filter(near)
+    names = rows.column_names
+
+    def ints(name: str) -> np.ndarray:
+        return np.asarray(rows.column(name).to_numpy(zero_copy_only=False), np.int64)
+
+    rp = ints("position")
     rq = _codes(rows.column("qid"), qids)
-    judged = rq >= 0
-    rd = _codes(rows.column("docid"), vocab)[judged]
-    rp = np.asarray(rows.column("position").to_numpy(zero_copy_only=False), np.int64)[judged]
+    kept = rq >= 0  # judged queries only
+    if depth is not None:
+        near = rp <= depth + _SLACK
+        if "tie_start" in names:
+            near |= ints("tie_start") <= depth
+        kept &= near
+        del near
+    rq, rp = rq[kept], rp[kept]
+    # The rows by query, then position (the scorer keeps them unsorted): one order for all.
+    row_order = None
+    if len(rq) > 1 and not _sorted_by(rq, rp):
+        row_order = np.lexsort((rp, rq))
+        rq, rp = rq[row_order], rp[row_order]
+
+    def column(values: np.ndarray) -> np.ndarray:
+        values = values[kept]
+        return values if row_order is None else values[row_order]
+
+    rd = column(_codes(rows.column("docid"), vocab))
     own = pc.equal(rows.column("qid"), rows.column("docid"))
-    self_row = np.asarray(own.to_numpy(zero_copy_only=False), bool)[judged]
+    self_row = column(np.asarray(own.to_numpy(zero_copy_only=False), bool))
+    del own
     tie_start = tie_size = None
-    if "tie_start" in rows.column_names:
-        tie_start = np.asarray(rows.column("tie_start").to_numpy(zero_copy_only=False), np.int64)
-        tie_size = np.asarray(rows.column("tie_size").to_numpy(zero_copy_only=False), np.int64)
-        tie_start, tie_size = tie_start[judged], tie_size[judged]
-    return Coded(bench.qids, vocab, rq[judged], rd, rp, tie_start, tie_size, self_row, *gold)
+    if "tie_start" in names:
+        tie_start, tie_size = column(ints("tie_start")), column(ints("tie_size"))
+    return Coded(bench.qids, vocab, rq, rd, rp, tie_start, tie_size, self_row, *gold)
+
+
+def _sorted_by(query: np.ndarray, position: np.ndarray) -> bool:
+    """Whether the rows are sorted by query, then position.
+
+    Examples
+    --------
+    >>> _sorted_by(np.array([0, 0, 1]), np.array([1, 2, 1])), _sorted_by(np.array([1, 0]), np.array([1, 1]))
+    (True, False)
+    """
+    dq = np.diff(query)
+    return bool(np.all((dq > 0) | ((dq == 0) & (np.diff(position) > 0))))
 
 
 def _chunks(column: Any) -> list[pa.Array]:
@@ -357,8 +385,10 @@ def judgement_holes(coded: Coded, metric: Metric) -> HoleCheck:
     """judged@k per query and overall, and the score's range with the holes filled."""
     k = metric.k if metric.k is not None else HOLES_K
     depth = metric.k
-    cut = coded.run_position <= depth if depth is not None else np.ones(len(coded.run_doc), bool)
-    rq, rd, rp = coded.run_query[cut], coded.run_doc[cut], coded.run_position[cut]
+    rq, rd, rp = coded.run_query, coded.run_doc, coded.run_position
+    if depth is not None and rp.max(initial=0) > depth:  # no copies when nothing is cut
+        cut = rp <= depth
+        rq, rd, rp = rq[cut], rd[cut], rp[cut]
     mask = judged_mask(rq, rd, coded.gold_query, coded.gold_doc)
     at_k = judged_at_k(rq, rp, mask, k, coded.n_queries)
     bounds = hole_bounds(
@@ -541,6 +571,7 @@ def other_nulls(
     if pool.kind == "candidates" and pool.candidates is not None:
         extra.append(pool.candidates.column("docid"))
     coded = code_tables(bench, qrels, ranking, metric.k, extra)
+    del ranking  # coded: the table of ids (a million queries' top: 0.2 GB) is not needed
     independent = query_independent(
         coded, metric, floor, pool, bench, with_run=run is not None, max_hits=max_hits
     )

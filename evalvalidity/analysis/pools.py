@@ -93,6 +93,20 @@ def strings(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return np.asarray(column.to_pylist(), dtype=object)
 
 
+def _shared_strings(column: pa.Array) -> np.ndarray:
+    """The column as an object array of str, one Python str per distinct id (not per row).
+
+    Examples
+    --------
+    >>> ids = _shared_strings(pa.array(["d1", "d2", "d1"]))
+    >>> ids.tolist(), ids[0] is ids[2]
+    (['d1', 'd2', 'd1'], True)
+    """
+    encoded = pc.dictionary_encode(column)
+    distinct = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+    return distinct[np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.intp)]
+
+
 def _flat(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """One string array (a large_string when its characters need 64-bit offsets)."""
     if isinstance(column, pa.ChunkedArray):
@@ -242,9 +256,7 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
             cand_query, qindex[in_pool]
         )
         extra["candidate_offsets"] = csr_offsets(cand_query, n_queries)
-        extra["candidate_docs"] = np.asarray(
-            doc_values.take(pa.array(cand_key % width)).to_pylist(), dtype=object
-        )
+        extra["candidate_docs"] = _shared_strings(doc_values.take(pa.array(cand_key % width)))
         declared_pool = float(np.mean(pool_size))
     else:
         assert pool.units is not None
@@ -285,7 +297,7 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
     if kind in ("corpus", "pools"):
         # A pool smaller than the judged items holds the best-graded of them.
         pool_rows = fit_to_pool(pool_rows, qindex, rel, pool_size)
-    pool_docs = np.asarray(docid_rows.take(pa.array(pool_rows)).to_pylist(), dtype=object)
+    pool_docs = _shared_strings(docid_rows.take(pa.array(pool_rows)))
     return Benchmark(
         qids=qids,
         pool_size=pool_size,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -73,7 +72,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--format", choices=("text", "json", "trec"), default="text")
     add_pool_arguments(parser, required=False)
     add_workspace_argument(parser)
-    parser.set_defaults(func=run)
+    # run() imports the readers and the scorer, then ends main()'s import window
+    parser.set_defaults(func=run, ends_import_window=True)
 
 
 def _floors(pool: Any, qrels: Any, metrics: tuple[Any, ...]) -> dict[str, float]:
@@ -125,7 +125,11 @@ def _run_source(spec: str, args: argparse.Namespace, scratch: Path) -> tuple[Any
 
 def run(args: argparse.Namespace) -> int:
     """Score the runs and print them."""
+    from evalvalidity.cli import end_import_window
+    from evalvalidity.io.ingest import _load  # noqa: F401  (the readers, which load_table uses)
     from evalvalidity.io.scoring import score_run
+
+    end_import_window()
 
     metrics = parse_metrics(args.metric or list(_DEFAULT_METRICS))
     if args.format == "trec" and len(args.run) > 1:
@@ -203,6 +207,8 @@ def run(args: argparse.Namespace) -> int:
                 for name, result in results
             ],
         }
+        import json  # only this format needs it
+
         out.write(json.dumps(record, indent=2) + "\n")
         return 0
     results = [(escape_text(name), result) for name, result in results]

@@ -42,15 +42,20 @@ def _lookup_grades(
     run_query: np.ndarray, run_doc: np.ndarray, query: np.ndarray, doc: np.ndarray, grade: Any
 ) -> tuple[np.ndarray, np.ndarray]:
     """Whether each run row is judged, and its grade (0 where it is not)."""
+    if len(query) == 0:
+        return np.zeros(len(run_query), bool), np.zeros(len(run_query), np.int64)
     width = int(max(run_doc.max(initial=-1), doc.max(initial=-1))) + 1
     keys = query * width + doc
     order = np.argsort(keys)
+    keys = keys[order]
     wanted = run_query * width + run_doc
-    if len(keys) == 0:
-        return np.zeros(len(wanted), bool), np.zeros(len(wanted), np.int64)
-    at = np.clip(np.searchsorted(keys[order], wanted), 0, len(keys) - 1)
-    found = keys[order][at] == wanted
-    return found, np.where(found, np.asarray(grade)[order][at], 0)
+    at = np.searchsorted(keys, wanted)
+    np.minimum(at, len(keys) - 1, out=at)
+    found = keys[at] == wanted
+    del wanted, keys
+    run_grade = np.asarray(grade, dtype=np.int64)[order][at]
+    run_grade[~found] = 0
+    return found, run_grade
 
 
 def judged_mask(run_query: Any, run_doc: Any, judged_query: Any, judged_doc: Any) -> np.ndarray:

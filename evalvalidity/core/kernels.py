@@ -107,8 +107,10 @@ class Judged:
             )
         if np.any(grades < 1):
             raise ParameterError("Judged.grades must hold grades >= 1 only.")
-        segment = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-        if np.any((np.diff(grades) > 0) & (segment[1:] == segment[:-1])):
+        # A rise between neighbours is allowed only where a query starts (checked on the rises,
+        # not with a query index per item: two fewer int64 arrays of the items).
+        rises = np.flatnonzero(grades[1:] > grades[:-1]) + 1
+        if len(rises) and not np.all(np.isin(rises, offsets)):
             raise ParameterError("Judged.grades must be sorted descending within each query.")
         object.__setattr__(self, "offsets", offsets)
         object.__setattr__(self, "grades", grades)

@@ -355,7 +355,9 @@ _TREC_CUT: dict[str, str] = {
     for spec in _SPECS
     if spec.trec_eval_cut is not None
 }
-_TREC_SPELLING = re.compile(
+# The patterns of the other forms are compiled on their first use (re caches them), not at
+# every start: most spellings are canonical.
+_TREC_SPELLING = (
     r"^\s*(?P<name>" + "|".join(sorted(_TREC_CUT, key=len, reverse=True)) + r")[_.](?P<k>\d+)\s*$"
 )
 
@@ -364,10 +366,8 @@ _TREC_SPELLING = re.compile(
 _IR_MEASURES: dict[str, str] = {
     spec.ir_measures.lower(): spec.name for spec in _SPECS if not spec.ir_measures_params
 }
-_IR_SPELLING = re.compile(
-    r"^\s*(?P<name>[a-z]+)\s*\((?P<params>[^)]*)\)\s*(?:@\s*(?P<k>[^\s]+))?\s*$", re.IGNORECASE
-)
-_IR_PARAM = re.compile(r"^\s*(?P<key>[A-Za-z_]+)\s*=\s*(?P<value>'[^']*'|\"[^\"]*\"|[^\s]+)\s*$")
+_IR_SPELLING = r"(?i)^\s*(?P<name>[a-z]+)\s*\((?P<params>[^)]*)\)\s*(?:@\s*(?P<k>[^\s]+))?\s*$"
+_IR_PARAM = r"^\s*(?P<key>[A-Za-z_]+)\s*=\s*(?P<value>'[^']*'|\"[^\"]*\"|[^\s]+)\s*$"
 
 _EXAMPLES = ", ".join(
     ("rr@10", "hit@10", "p@10", "r@100", "rprec", "ap", "ap@100", "ndcg@10", "ndcg_exp@10")
@@ -525,10 +525,10 @@ def parse_metric(spelling: str | Metric) -> Metric:
     text = spelling.lower()
     match = _SPELLING.match(text)
     if match is None:
-        trec = _TREC_SPELLING.match(text)
+        trec = re.match(_TREC_SPELLING, text)
         if trec is not None:
             return Metric(_TREC_CUT[trec["name"]], _cutoff(spelling, trec["k"], trec["name"]))
-        ir = _IR_SPELLING.match(spelling)
+        ir = re.match(_IR_SPELLING, spelling)
         if ir is not None:
             return _parse_ir_measures(spelling, ir)
         raise ParameterError(
@@ -573,7 +573,7 @@ def _parse_ir_measures(spelling: str, match: re.Match[str]) -> Metric:
         )
     rel = 1
     for part in filter(str.strip, match["params"].split(",")):
-        param = _IR_PARAM.match(part)
+        param = re.match(_IR_PARAM, part)
         key, value = (None, "") if param is None else (param["key"], param["value"].strip("'\""))
         key, value = (key and key.lower()), value.lower()
         if key == "rel" and value.isdigit() and int(value) >= 1:

@@ -23,11 +23,18 @@ import threading
 
 import duckdb
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "connection"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "RETURN_FREED_MEMORY", "connection"]
 
 #: The memory limit of the readers' database (``Limits.memory_limit``'s default), which the
 #: scorer's in-memory path shares.
 DEFAULT_MEMORY_LIMIT = "2GB"
+
+#: Give memory a finished query freed back to the system (DuckDB's allocator otherwise keeps
+#: it for reuse): a command's later steps then start from what is really held, and peaks of
+#: successive steps do not add up (a million-query check held 0.5 GB less after scoring).
+RETURN_FREED_MEMORY: dict[str, str | bool | int | float | list[str]] = {
+    "allocator_background_threads": True,
+}
 
 _LOCK = threading.Lock()
 #: The open databases, by memory limit (None: DuckDB's default of 80 % of the memory).
@@ -86,12 +93,13 @@ def connection(memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
         database = _DATABASES.get(memory_limit)
         if database is None:
             config: dict[str, str | bool | int | float | list[str]] = {
-                "temp_directory": _spill_directory()
+                "temp_directory": _spill_directory(),
+                **RETURN_FREED_MEMORY,
             }
             if memory_limit is not None:
                 config["memory_limit"] = memory_limit
             database = duckdb.connect(":memory:", config=config)
             _DATABASES[memory_limit] = database
-        con = database.cursor()
-    con.execute("SET enable_progress_bar = false")
-    return con
+        # a cursor starts from DuckDB's defaults, progress bar off (only the connection that
+        # opened the database has it on): no SET statement, ~0.3 ms each
+        return database.cursor()

@@ -142,7 +142,8 @@ class ScoreResult:
     ranking : pyarrow.Table or None
         With ``keep_ranking``: the top of every scored query's deduplicated ranking in
         trec_eval's order, ``qid, docid, position, tie_start, tie_size`` (see
-        :func:`top_ranking_sql`), sorted by qid then position; None otherwise.
+        :func:`top_ranking_sql`), its rows in no particular order (positions give the order:
+        sorting them all would double the memory of a million-query ranking); None otherwise.
     """
 
     metrics: tuple[Metric, ...]
@@ -472,6 +473,7 @@ def top_ranking_sql(
     ranked: str = "",
     bars: str = "",
     scores: bool = True,
+    ordered: bool = True,
 ) -> str:
     """SQL of the top of each query's ranking, in trec_eval's order, with its tie groups.
 
@@ -485,23 +487,27 @@ def top_ranking_sql(
     and every row at or above a score it holds is among them, so positions and groups counted
     within them are those of the whole ranking. ``ranked`` names a table already holding the
     ranking of :func:`_ranking_sql` with positions and groups (the scorer's, with units);
-    ``bars`` a table of ``qid, bar`` (the scorer's per-query counts, which hold the bound).
+    ``bars`` a table of ``qid, bar`` (the scorer's bounds; a query it does not list has no
+    bound: all its rows are kept).
     ``scores`` says every score is present (not null), which bounding by a score needs.
+    ``ordered`` sorts the rows by query and position; without it they come in no particular
+    order (a sort of every row, with its ids, costs DuckDB about 50 bytes a row).
     """
     if depth is not None and (not isinstance(depth, int) or depth < 1):
         raise ParameterError(f"The ranking depth must be an int >= 1. Got {depth!r} instead.")
     cut = "" if depth is None else f" WHERE position <= {depth} OR tie_start <= {depth}"
     columns = "qid, docid, position, tie_start, tie_size"
+    order = " ORDER BY qid, position" if ordered else ""
     if with_units or depth is None or not scores:
         source = ranked or (
             f"({_ranking_sql('average', with_units, restrict, positions=True, groups=True)})"
         )
-        return f"SELECT {columns} FROM {source}{cut} ORDER BY qid, position"
+        return f"SELECT {columns} FROM {source}{cut}{order}"
     where = " WHERE qid IN (SELECT qid FROM scored)" if restrict else ""
     bound = bars or f"(SELECT qid, {_bar_sql(depth)} AS bar FROM run{where} GROUP BY qid)"
-    scored = " AND r.qid IN (SELECT qid FROM scored)" if restrict and bars else ""
+    scored = " AND r.qid IN (SELECT qid FROM scored)" if restrict else ""
     return f"""
-        WITH near AS (SELECT r.qid, r.docid, r.score FROM run r JOIN {bound} b USING (qid)
+        WITH near AS (SELECT r.qid, r.docid, r.score FROM run r LEFT JOIN {bound} b USING (qid)
                  WHERE (b.bar IS NULL OR r.score >= b.bar){scored}),
         ranked AS (
             SELECT qid, docid,
@@ -510,7 +516,13 @@ def top_ranking_sql(
                    rank() OVER (PARTITION BY qid ORDER BY score DESC) AS tie_start,
                    count(*) OVER (PARTITION BY qid, score) AS tie_size
             FROM near)
-        SELECT {columns} FROM ranked{cut} ORDER BY qid, position"""
+        SELECT {columns} FROM ranked{cut}{order}"""
+
+
+#: Up to this many judged queries, the kept ranking's bounds come with the counts in one pass
+#: (their aggregate states then take at most ~25 MB); above, a second pass bounds only the
+#: queries longer than the depth (a million queries of 5 rows: 0.4 GB less).
+_ONE_PASS_BOUND_QUERIES = 65_536
 
 
 def _bar_sql(depth: int) -> str:
@@ -735,8 +747,9 @@ def score_run(
         scoring a run larger than memory.
     keep_ranking : bool
         Also return the top of each scored query's ranking (``ScoreResult.ranking``), for the
-        checks that read the ranking itself: always in trec_eval's order with its tie groups,
-        whatever ``ties``; with units, the scorer's own deduplicated ranking.
+        checks that read the ranking itself: positions always in trec_eval's order with its tie
+        groups, whatever ``ties`` (the rows unsorted); with units, the scorer's own
+        deduplicated ranking.
     ranking_depth : int, optional
         The kept ranking's depth: positions <= ``ranking_depth`` and every row of a tie group
         starting there (None: every row, which sorts the whole run).
@@ -834,12 +847,26 @@ def _score(
     judged_qids = _sorted_ids(con.sql("SELECT DISTINCT qid FROM qrels").to_arrow_table())
     bars = ""
     if keep is not None and keep[0] is not None and not with_units and ties != "given":
-        # The bound of the kept ranking's rows comes with the counts, from the same pass.
-        con.execute(
-            "CREATE TEMP TABLE run_counts AS SELECT qid, count(*) AS n,"
-            f" {_bar_sql(keep[0])} AS bar FROM run GROUP BY qid"
-        )
-        bars = "run_counts"
+        # The bounds of the kept ranking's rows (see _ONE_PASS_BOUND_QUERIES).
+        depth = int(keep[0])
+        if len(judged_qids) <= _ONE_PASS_BOUND_QUERIES:
+            con.execute(
+                "CREATE TEMP TABLE run_counts AS SELECT qid, count(*) AS n,"
+                f" {_bar_sql(depth)} AS bar FROM run GROUP BY qid"
+            )
+            bars = "run_counts"
+        else:
+            # A top-depth aggregate state costs ~400 bytes a query, a count ~40: with many
+            # queries, only those with more rows than the depth get a bound (a second pass).
+            con.execute(
+                "CREATE TEMP TABLE run_counts AS SELECT qid, count(*) AS n FROM run GROUP BY qid"
+            )
+            con.execute(
+                f"CREATE TEMP TABLE run_bars AS SELECT qid, {_bar_sql(depth)} AS bar FROM run"
+                f" SEMI JOIN (SELECT qid FROM run_counts WHERE n > {depth}) USING (qid)"
+                " GROUP BY qid"
+            )
+            bars = "run_bars"
         counts = con.sql("SELECT qid, n FROM run_counts").to_arrow_table()
     else:
         counts = con.sql("SELECT qid, count(*) AS n FROM run GROUP BY qid").to_arrow_table()
@@ -921,6 +948,7 @@ def _score(
                 ranked=reuse,
                 bars=bars,
                 scores=ties != "given",
+                ordered=False,
             )
         ).to_arrow_table()
     n_dedup_dropped = 0

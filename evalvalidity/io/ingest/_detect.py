@@ -9,7 +9,6 @@ plainly contradicts (qrels given as a run) is an error that names what the file 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 from collections import Counter
@@ -42,7 +41,8 @@ _FLOAT = re.compile(
 _INT = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
 _LINE_BREAK = re.compile(r"\r\n|\n|\r")
 # trec_eval's measure names (`trec_eval -q` prints `measure<TAB>qid<TAB>value`).
-_TREC_EVAL_MEASURE = re.compile(
+# compiled on first use (re caches it): only a file of three fields is matched against it
+_TREC_EVAL_MEASURE = (
     r"(?:runid|num_q|num_ret|num_rel|num_rel_ret|map|gm_map|Rprec|bpref|recip_rank|infAP"
     r"|gm_bpref|utility|11pt_avg|binG|G|Rndcg|relstring|iprec_at_recall_[0-9.]+"
     r"|P_[0-9]+|recall_[0-9]+|ndcg|ndcg_cut_[0-9]+|ndcg_rel|map_cut_[0-9]+|success_[0-9]+"
@@ -169,6 +169,19 @@ def _skip_blank_lines(source: Source) -> tuple[int, bytes]:
     return skipped, b""
 
 
+#: How many lines :func:`sample_lines` splits off first.
+_FIRST_SPLIT = 2 * SAMPLE_LINES
+
+
+def _numbered(lines: list[str], offset: int) -> list[tuple[int, str]]:
+    """The lines that hold data, with their 1-based numbers (``offset`` lines before them)."""
+    return [
+        (offset + i + 1, text)
+        for i, text in enumerate(lines)
+        if text.strip() and not text.lstrip().startswith("#")  # trec_eval's comments
+    ]
+
+
 def sample_lines(source: Source) -> list[tuple[int, str]]:
     """The first non-blank lines, with their 1-based numbers, decoded leniently.
 
@@ -189,14 +202,19 @@ def sample_lines(source: Source) -> list[tuple[int, str]]:
     if truncated and _BLANK.fullmatch(head) is not None:
         offset, head = _skip_blank_lines(source)
         truncated = len(head) == SAMPLE_BYTES
-    lines = _LINE_BREAK.split(head.decode("utf-8", errors="replace"))
+    text = head.decode("utf-8", errors="replace")
+    # The sample holds thousands of lines of a run and SAMPLE_LINES are kept: split off the
+    # first few hundred, every one of them whole (a remainder follows), and split the rest
+    # only when blank or comment lines among them leave fewer than SAMPLE_LINES.
+    lines = _LINE_BREAK.split(text, maxsplit=_FIRST_SPLIT)
+    if len(lines) > _FIRST_SPLIT:
+        numbered = _numbered(lines[:_FIRST_SPLIT], offset)
+        if len(numbered) >= SAMPLE_LINES:
+            return numbered[:SAMPLE_LINES]
+        lines = _LINE_BREAK.split(text)
     if truncated and len(lines) > 1:
         lines = lines[:-1]
-    numbered = [
-        (offset + i + 1, text)
-        for i, text in enumerate(lines)
-        if text.strip() and not text.lstrip().startswith("#")  # trec_eval's comments
-    ]
+    numbered = _numbered(lines, offset)
     if not numbered:
         raise FileFormatError(source.name, None, "the file holds only blank lines, no data")
     return numbered[:SAMPLE_LINES]
@@ -293,7 +311,7 @@ def _is_trec_eval(split: list[list[str]]) -> bool:
     if not split or any(len(cells) != 3 for cells in split[: min(len(split), 20)]):
         return False
     measures = sum(
-        _TREC_EVAL_MEASURE.fullmatch(cells[0]) is not None for cells in split if len(cells) == 3
+        re.fullmatch(_TREC_EVAL_MEASURE, cells[0]) is not None for cells in split if len(cells) == 3
     )
     return measures * 2 >= len(split) and any(len(c) == 3 and is_number(c[2]) for c in split)
 
@@ -524,6 +542,8 @@ def _detect_parquet(source: Source, kind: str | None) -> Detected:
 
 def _loads_or_none(text: str, max_depth: int) -> object:
     """``json.loads(text)``, or None when it is not JSON or nests deeper than ``max_depth``."""
+    import json  # here, not at the top: only a file that looks like JSON is parsed as JSON
+
     if exceeds_depth(text, max_depth):
         return None
     try:

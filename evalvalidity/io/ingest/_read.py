@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
+from evalvalidity.io._database import RETURN_FREED_MEMORY
 from evalvalidity.io._database import connection as shared_connection
 from evalvalidity.io._verified import mark_unique_pairs
 from evalvalidity.io.atomic import is_disk_full
@@ -23,14 +24,14 @@ from evalvalidity.io.ingest._result import Ingested, RejectedRowsError
 from evalvalidity.io.ingest._sink import MemorySink, ParquetSink, Sink
 from evalvalidity.io.ingest._source import PARQUET_MAGIC, Source, SourceLike
 from evalvalidity.io.ingest._text import read_exact, read_fast, read_jsonl
-from evalvalidity.io.ingest._validate import RejectLog, table_checks
+from evalvalidity.io.ingest._validate import RejectLog, repeated_keys, table_checks
 
 
 def connect(
     memory_limit: str | None = None, temp_directory: str | None = None
 ) -> duckdb.DuckDBPyConnection:
     """A fresh in-memory DuckDB connection (one per read: connections are not thread-safe)."""
-    config: dict[str, str | bool | int | float | list[str]] = {}
+    config: dict[str, str | bool | int | float | list[str]] = dict(RETURN_FREED_MEMORY)
     if memory_limit is not None:
         config["memory_limit"] = memory_limit
     if temp_directory is not None:
@@ -144,8 +145,12 @@ def _ingest(
         _seeds_from_run_ids(source, sink)
     if progress is not None:
         progress(0.9, "checking for duplicates")
-    sink.expose(con, "t")
-    checked = table_checks(con, det.kind, log, unit, in_memory=isinstance(sink, MemorySink))
+    in_memory = isinstance(sink, MemorySink)
+    # a small table's keys are compared in Python: DuckDB sees it only when one repeats
+    repeated = repeated_keys(det.kind, sink.table) if isinstance(sink, MemorySink) else None
+    if repeated is not False:
+        sink.expose(con, "t")
+    checked = table_checks(con, det.kind, log, unit, in_memory=in_memory, repeated=repeated)
     if len(checked.drop_lines):
         sink.drop(con, checked.drop_lines)
     sink.close()
@@ -190,8 +195,9 @@ def _ingest(
     return result, sink
 
 
-_RUN_ID = re.compile(rb"^[ \t]*runid[ \t]+all[ \t]+(\S+)[ \t]*\r?$", re.MULTILINE)
-_TRAILING_NUMBER = re.compile(rb"(\d+)$")
+# compiled on first use (re caches them): only concatenated trec_eval outputs need them
+_RUN_ID = rb"(?m)^[ \t]*runid[ \t]+all[ \t]+(\S+)[ \t]*\r?$"
+_TRAILING_NUMBER = rb"(\d+)$"
 
 
 def _seeds_from_run_ids(source: Source, sink: MemorySink) -> None:
@@ -204,7 +210,7 @@ def _seeds_from_run_ids(source: Source, sink: MemorySink) -> None:
     (``noise-3``: 3) when those numbers are distinct, else the run's position.
     """
     text = source.read_all()
-    found = [(m.start(), m.group(1)) for m in _RUN_ID.finditer(text)]
+    found = [(m.start(), m.group(1)) for m in re.finditer(_RUN_ID, text)]
     if len(found) < 2:
         return
     starts = [pos for pos, _ in found]
@@ -212,7 +218,7 @@ def _seeds_from_run_ids(source: Source, sink: MemorySink) -> None:
         [text.count(b"\n", 0, pos) + 1 for pos in starts], dtype=np.int64
     )  # 1-based line numbers of the runid lines
     tags = [tag for _, tag in found]
-    numbers = [_TRAILING_NUMBER.search(tag) for tag in tags]
+    numbers = [re.search(_TRAILING_NUMBER, tag) for tag in tags]
     if all(numbers) and len({int(m.group(1)) for m in numbers if m}) == len(tags):
         seeds = np.array([int(m.group(1)) for m in numbers if m], dtype=np.int64)
     else:

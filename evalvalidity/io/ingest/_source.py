@@ -7,7 +7,6 @@ size limits of :class:`~evalvalidity.io.ingest.Limits` while the bytes stream in
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import os
@@ -272,6 +271,8 @@ class Source:
         (Python's ``gzip`` reads a header's name and comment one byte at a time: 5 s for a
         12 MB comment, on every look at the file's head.)
         """
+        import gzip  # a plain file's read never loads it
+
         raw.seek(self.header_bytes)
         inflate = zlib.decompressobj(-zlib.MAX_WBITS)
         out = bytearray()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import json
 from collections.abc import Generator, Iterator
 
 import duckdb
@@ -559,6 +558,8 @@ def read_jsonl(
     progress: Progress | None,
 ) -> int:
     """Read JSON Lines: one object per line, keys as detected."""
+    import json  # here, not at the top: a text or Parquet read never loads it
+
     layout = det.layout
     checks = row_checks(layout)
     max_depth = source.limits.max_json_depth
