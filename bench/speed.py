@@ -19,8 +19,10 @@ Tools:
 
 ``--toy`` times the write-up's toy run instead (20 queries) against a bare
 ``python -c "import duckdb"``, with two floors beside it: importing DuckDB, numpy and pyarrow,
-and also opening an in-memory DuckDB database (:data:`TOY_FLOORS`); ``--scale`` adds 35M- and 70M-line runs (``evalvalidity score``
-only; the 70M-line file is about 2.5 GB).
+and also opening an in-memory DuckDB database (:data:`TOY_FLOORS`); ``--scale`` adds 35M- and
+70M-line runs (use ``--tools duckdb,score``; the 70M-line file is about 2.5 GB, written once
+into ``bench/out/``). Both are past the 1 GiB of text above which ``score`` streams the run
+through a temporary Parquet file under a 2 GB DuckDB limit, so their peak RSS is that path's.
 
 Usage::
 

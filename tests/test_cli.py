@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 
 import pytest
 from conftest import CRANFIELD, WRITEUP
@@ -419,6 +420,36 @@ def test_check_text_names_the_metric_canonically_and_takes_one(capsys, cranfield
     code, _, err = run_cli(capsys, *argv, "-m", "nDCG@10,P_10")
     assert code == 2
     assert "check takes one metric; got 'nDCG@10,P_10'." in err
+
+
+def test_a_streamed_run_is_checked_for_duplicates_once_by_the_reader(capsys, monkeypatch, tmp_path):
+    from evalvalidity.io import scoring
+    from evalvalidity.io._verified import has_unique_pairs
+    from evalvalidity.io.ingest import _read
+
+    marked = []
+    real_score_run = scoring.score_run
+
+    def spy(run, *args, **kwargs):
+        marked.append(has_unique_pairs(run))
+        return real_score_run(run, *args, **kwargs)
+
+    monkeypatch.setattr(scoring, "score_run", spy)
+    monkeypatch.setattr(_read, "STREAM_THRESHOLD_BYTES", 0)  # every file is "large"
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d2 1\nq2 0 d1 1\n", encoding="utf-8")
+    good = tmp_path / "good.trec"
+    good.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d1 1 1.0 t\n", encoding="utf-8")
+    code, out, _ = run_cli(capsys, "score", "--run", good, "--qrels", qrels, "-m", "rr@10")
+    assert code == 0
+    assert marked == [True]  # the scorer does not sort the pairs' hashes again
+    assert re.search(r"rr@10\s+0\.7500", out)
+    twice = tmp_path / "twice.trec"
+    twice.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq1 Q0 d1 3 0.5 t\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "score", "--run", twice, "--qrels", qrels)
+    assert code == 2
+    assert "twice.trec" in err and "already ranked on line 1" in err
+    assert marked == [True]  # refused by the reader, before the scorer
 
 
 def test_score_streams_a_large_run_through_parquet_with_the_same_numbers(

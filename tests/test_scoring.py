@@ -885,6 +885,113 @@ def test_a_parquet_dataset_scores_like_the_table_with_a_memory_limit(tmp_path):
         assert lazy.values[name].tolist() == eager.values[name].tolist()
 
 
+def _dataset_case() -> tuple[pa.Table, pa.Table]:
+    from evalvalidity.io.tables import conform
+
+    rng = np.random.default_rng(5)
+    n = 3_000
+    run = conform(
+        pa.table(
+            {
+                "qid": [f"q{i % 30}" for i in range(n)],
+                "docid": [f"d{i}" for i in range(n)],
+                "score": np.round(rng.random(n), 2),  # ties, broken by docid
+                "line": np.arange(1, n + 1),
+            }
+        ),
+        "run",
+    )
+    qrels = pa.table(
+        {
+            "qid": [f"q{i}" for i in range(30)] * 2,
+            "docid": [f"d{i * 11}" for i in range(30)] + [f"d{i * 13 + 1}" for i in range(30)],
+            "rel": [1] * 30 + [2] * 30,
+        }
+    )
+    return run, qrels
+
+
+def _same_scores(a: ScoreResult, b: ScoreResult) -> None:
+    assert a.qids.tolist() == b.qids.tolist()
+    for name in a.values:
+        assert a.values[name].tolist() == b.values[name].tolist()
+    assert a.n_ranked_rows == b.n_ranked_rows
+    assert a.unjudged_qids == b.unjudged_qids
+
+
+def test_a_plain_parquet_dataset_is_read_by_duckdb_itself(tmp_path):
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
+
+    from evalvalidity.io.scoring import _parquet_files
+
+    run, qrels = _dataset_case()
+    path = tmp_path / "run.parquet"
+    pq.write_table(run, path, row_group_size=500)
+    assert _parquet_files(pads.dataset(path)) == [str(path)]
+    eager = score_run(run, qrels, "rr@10, ndcg@10, ap")
+    for limit in (None, "200MB"):
+        lazy = score_run(pads.dataset(path), qrels, "rr@10, ndcg@10, ap", memory_limit=limit)
+        _same_scores(lazy, eager)
+    # two files of one dataset: both are read
+    half = run.num_rows // 2
+    (tmp_path / "two").mkdir()
+    pq.write_table(run.slice(0, half), tmp_path / "two" / "a.parquet")
+    pq.write_table(run.slice(half), tmp_path / "two" / "b.parquet")
+    two = pads.dataset(tmp_path / "two", format="parquet")
+    assert len(_parquet_files(two) or []) == 2
+    _same_scores(score_run(two, qrels, "rr@10, ndcg@10, ap", memory_limit="200MB"), eager)
+
+
+def test_a_dataset_that_filters_casts_or_partitions_is_scanned_as_it_reads(tmp_path):
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
+
+    from evalvalidity.io._compute import pc
+    from evalvalidity.io.scoring import _parquet_files
+
+    run, qrels = _dataset_case()
+    path = tmp_path / "run.parquet"
+    pq.write_table(run, path)
+    metrics = "rr@10, ndcg@10, ap"
+    eager = score_run(run, qrels, metrics)
+    # a filter: only its rows are scored
+    kept = pc.not_equal(run.column("qid"), "q3")
+    filtered = pads.dataset(path).filter(pads.field("qid") != "q3")
+    assert _parquet_files(filtered) is None
+    _same_scores(
+        score_run(filtered, qrels, metrics, memory_limit="200MB"),
+        score_run(run.filter(kept), qrels, metrics),
+    )
+    # a stored column of another type, cast by the dataset's schema
+    narrow = run.set_column(2, "score", pc.cast(run.column("score"), pa.float32()))
+    pq.write_table(narrow, tmp_path / "narrow.parquet")
+    cast = pads.dataset(tmp_path / "narrow.parquet", schema=run.schema)
+    assert _parquet_files(cast) is None
+    wide = narrow.set_column(2, "score", pc.cast(narrow.column("score"), pa.float64()))
+    _same_scores(
+        score_run(cast, qrels, metrics, memory_limit="200MB"), score_run(wide, qrels, metrics)
+    )
+    # the qid held by the folder names (hive partitioning), not by the files
+    pads.write_dataset(
+        run, tmp_path / "parts", format="parquet", partitioning=["qid"], partitioning_flavor="hive"
+    )
+    parts = pads.dataset(tmp_path / "parts", format="parquet", partitioning="hive")
+    assert _parquet_files(parts) is None
+    _same_scores(score_run(parts, qrels, metrics, memory_limit="200MB"), eager)
+    # a file in a folder whose name looks like a partition: the file's qids count
+    (tmp_path / "qid=q0").mkdir()
+    pq.write_table(run, tmp_path / "qid=q0" / "run.parquet")
+    folder = pads.dataset(tmp_path / "qid=q0" / "run.parquet")
+    assert _parquet_files(folder) == [str(tmp_path / "qid=q0" / "run.parquet")]
+    _same_scores(score_run(folder, qrels, metrics, memory_limit="200MB"), eager)
+    # a file name DuckDB would take for a pattern
+    odd = tmp_path / "run[1].parquet"
+    pq.write_table(run, odd)
+    assert _parquet_files(pads.dataset(odd)) is None
+    _same_scores(score_run(pads.dataset(odd), qrels, metrics), eager)
+
+
 def test_a_dataset_with_a_duplicate_names_its_lines(tmp_path):
     import pyarrow.dataset as pads
     import pyarrow.parquet as pq

@@ -113,7 +113,13 @@ def _run_source(spec: str, args: argparse.Namespace, scratch: Path) -> tuple[Any
                 progress=None,
                 spill_directory=scratch / "spill",
             )
-            return pads.dataset(os.fspath(path), format="parquet"), DEFAULT_MEMORY_LIMIT
+            from evalvalidity.io._verified import mark_unique_pairs
+
+            dataset = pads.dataset(os.fspath(path), format="parquet")
+            # The reader refused any repeated (qid, docid) and wrote the file where nothing
+            # else writes: the scorer need not sort 70 million hashes again to find none.
+            mark_unique_pairs(dataset)
+            return dataset, DEFAULT_MEMORY_LIMIT
     return load_table(spec, "run", args), None
 
 

@@ -5,7 +5,9 @@ a query; the scorer checks the same on whatever table it is given, which for 7 m
 costs about two seconds of sorting. An Arrow table cannot change once made, so a table the
 reader returned keeps that property for its whole life: the reader marks it here, the scorer
 asks. Only the very object is marked (by identity, held weakly); any table derived from it
-(filtered, concatenated, cast) is a new object and is checked again.
+(filtered, concatenated, cast) is a new object and is checked again. A
+:class:`pyarrow.dataset.Dataset` may be marked too, when the reader wrote its file where
+nothing else writes (the command line's temporary Parquet file of a large run).
 
 Examples
 --------
@@ -24,10 +26,10 @@ import pyarrow as pa
 
 __all__ = ["has_unique_pairs", "mark_unique_pairs"]
 
-_MARKED: dict[int, weakref.ref[pa.Table]] = {}
+_MARKED: dict[int, weakref.ref[object]] = {}
 
 
-def mark_unique_pairs(table: pa.Table) -> None:
+def mark_unique_pairs(table: pa.Table | object) -> None:
     """Record that no (qid, docid) pair repeats in ``table`` and that neither is null."""
     key = id(table)
     _MARKED[key] = weakref.ref(table, lambda _: _MARKED.pop(key, None))

@@ -40,6 +40,8 @@ Large runs
 ``run`` may also be a :class:`pyarrow.dataset.Dataset` (e.g. the Parquet file a workspace
 keeps): DuckDB then scans it in a stream instead of holding it in memory, and with
 ``memory_limit`` it spills sorts and joins to disk, so a run larger than memory can be scored.
+A plain dataset of local Parquet files is read by DuckDB's own Parquet reader, whose buffers
+count towards that limit (Arrow's scanner, used for any other dataset, reads ahead outside it).
 
 Under ``average`` with ``units``, a document's score is the best score of its chunks (what
 its first occurrence carries under any order of ties) and the expectation is taken over the
@@ -553,6 +555,37 @@ def _bar_sql(depth: int) -> str:
     return f"max(score, {int(depth)})[{int(depth)}]"
 
 
+def _parquet_files(dataset: pads.Dataset) -> list[str] | None:
+    """The local Parquet files that hold exactly ``dataset``'s rows, or None.
+
+    None unless the dataset is plain: files of the local file system in the Parquet format,
+    with no partition values, no filter, and the run's columns stored with the run schema's
+    types (a dataset that casts or fills columns is scanned through Arrow). A file name that
+    DuckDB would read as a pattern (``*``, ``?``, ``[``) is scanned through Arrow as well.
+    """
+    module = sys.modules["pyarrow._dataset"]
+    if not (
+        isinstance(dataset, module.FileSystemDataset)
+        and dataset.format.default_extname == "parquet"
+        and dataset.filesystem.type_name == "local"
+        and getattr(dataset, "_scan_options", None) == {}
+        and str(dataset.partition_expression) == "true"
+    ):
+        return None
+    files = list(dataset.files)
+    if not files or any(c in f for f in files for c in "*?["):
+        return None
+    for fragment in dataset.get_fragments():
+        if str(fragment.partition_expression) != "true":
+            return None
+        stored = fragment.physical_schema
+        for field in RUN_SCHEMA:
+            at = stored.get_field_index(field.name)
+            if at < 0 or stored.field(at).type != field.type:
+                return None
+    return files
+
+
 def _connect(
     run: pa.Table | pads.Dataset,
     qrels: pa.Table | None,
@@ -571,7 +604,16 @@ def _connect(
         # more than it can take.
         con.execute("SET temp_directory = ?", [tempfile.gettempdir()])
         con.execute("SET preserve_insertion_order = false")
-    con.register("run", run)
+    files = _parquet_files(run) if _is_dataset(run) else None
+    if files is not None:
+        # DuckDB's own Parquet reader, under its memory limit: through the Arrow dataset
+        # scanner, batches read ahead and converted outside the limit made a 35M-line run
+        # peak at 2.9 GB under a 2 GB limit, against 1.1 GB this way (and 2.4x less CPU).
+        # Never the folder names' values (DuckDB's SQL reader takes qid=... folders for columns).
+        source = con.read_parquet(files, hive_partitioning=False)
+        con.register("run", source.select(", ".join(RUN_SCHEMA.names)))
+    else:
+        con.register("run", run)
     if qrels is not None:
         con.register("qrels", qrels)
     if units is not None:
