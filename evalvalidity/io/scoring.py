@@ -593,12 +593,11 @@ def _connect(
     memory_limit: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
     if memory_limit is None:  # the process's database: opening one costs about 50 ms
-        con = shared_connection(DEFAULT_MEMORY_LIMIT)
+        con = shared_connection(DEFAULT_MEMORY_LIMIT)  # its progress bar is off
     else:
         con = duckdb.connect()
-    # DuckDB would otherwise draw its own progress bar on the terminal on long queries.
-    con.execute("SET enable_progress_bar = false")
-    if memory_limit is not None:
+        # DuckDB would otherwise draw its own progress bar on the terminal on long queries.
+        con.execute("SET enable_progress_bar = false")
         con.execute("SET memory_limit = ?", [memory_limit])
         # Spill into the system's temporary folder, never the working directory, and never
         # more than it can take.
@@ -712,7 +711,6 @@ def retrieves_relevant(run: pa.Table, qrels: pa.Table, units: pa.Table | None = 
     """
     con = shared_connection(DEFAULT_MEMORY_LIMIT)  # a database of its own costs ~50 ms
     try:
-        con.execute("SET enable_progress_bar = false")
         con.register("run", run.select(["qid", "docid"]))
         con.register("qrels", qrels.select(["qid", "docid", "rel"]))
         ranked = "SELECT qid, docid FROM run"
