@@ -6,7 +6,9 @@ missing (``scripts/test.sh`` installs Chromium where it can). Screenshots go to
 
 When a browser test fails, every page it still has open is kept in ``tests/e2e/failures/``
 (git-ignored) as ``<test name>.png`` (the whole page) and ``<test name>.txt`` (its visible
-text), and the failure report names those files: :func:`pytest_runtest_makereport`.
+text), and the failure report names those files: :func:`pytest_runtest_makereport`; a
+context the test closes while failing (in a ``finally``) is kept as it closes
+(:func:`pytest_runtest_call`).
 """
 
 from __future__ import annotations
@@ -109,17 +111,69 @@ def _keep_pages(pages: list[Any], stem: str) -> list[str]:
     return lines
 
 
+#: What a browser test kept of the contexts it closed while failing (lines of the report).
+_CLOSED_WHILE_FAILING = pytest.StashKey[list[str]]()
+
+
+def _stem(item: pytest.Item) -> str:
+    return re.sub(r"[^\w.-]+", "_", item.name)
+
+
+def _forget(stem: str) -> None:
+    """Delete what an earlier run of the test kept."""
+    exact = [FAILURES / f"{stem}{end}" for end in (".png", ".txt", "-tall.png")]
+    for old in [*exact, *FAILURES.glob(f"{stem}-page*"), *FAILURES.glob(f"{stem}-closed*")]:
+        old.unlink(missing_ok=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """While a browser test runs, a context it closes with an exception in flight is kept first.
+
+    A test that closes its contexts in a ``finally`` (or an ``except``) has no page left open
+    when its failure is reported, so each context closed while an exception propagates has
+    its pages kept before it closes (``<test name>-closed<n>``); kept for a test that then
+    passes, they are deleted.
+    """
+    if "browser" not in item.keywords:
+        return (yield)
+    from playwright.sync_api import BrowserContext
+
+    _forget(_stem(item))
+    kept = item.stash.setdefault(_CLOSED_WHILE_FAILING, [])
+    real_close = BrowserContext.close
+
+    def close(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if sys.exc_info()[1] is not None and self.pages:
+            n = sum(line.startswith("context ") for line in kept)
+            kept.append(f"context {n}, closed while the test failed:")
+            kept.extend(_keep_pages(self.pages, f"{_stem(item)}-closed{n}"))
+        return real_close(self, *args, **kwargs)
+
+    BrowserContext.close = close  # type: ignore[method-assign]
+    try:
+        return (yield)
+    finally:
+        BrowserContext.close = real_close  # type: ignore[method-assign]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """A failed browser test keeps its open pages (screenshot and text) in ``FAILURES``."""
     report = yield
-    if report.failed and report.when == "call" and "browser" in item.keywords:
-        stem = re.sub(r"[^\w.-]+", "_", item.name)
-        for old in [*FAILURES.glob(f"{stem}.*"), *FAILURES.glob(f"{stem}-*")]:
-            old.unlink()
-        pages = _open_pages(item)
-        lines = _keep_pages(pages, stem) if pages else ["no page was open when the test failed"]
-        report.sections.append(("browser pages kept", "\n".join(lines)))
+    if report.when != "call" or "browser" not in item.keywords:
+        return report
+    stem = _stem(item)
+    if not report.failed:
+        _forget(stem)  # what a context closed in an ``except`` the test recovered from kept
+        return report
+    lines = item.stash.get(_CLOSED_WHILE_FAILING, [])
+    pages = _open_pages(item)
+    if pages:
+        lines = [*_keep_pages(pages, stem), *lines]
+    elif not lines:
+        lines = ["no page was open when the test failed"]
+    report.sections.append(("browser pages kept", "\n".join(lines)))
     return report
 
 
