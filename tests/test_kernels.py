@@ -493,3 +493,23 @@ def test_kernels_import_no_io_libraries() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", ["ndcg@10", "ndcg", "ndcg_exp@20", "ap", "rr", "p@5", "r@10"])
+def test_a_metric_has_the_same_bits_whatever_order_the_hits_come_in(name):
+    # the scorer's SQL returns the hits as its threads finish; the values must not follow
+    rng = np.random.default_rng(7)
+    n_queries = 300
+    query = np.repeat(np.arange(n_queries), 12)
+    position = np.concatenate([rng.permutation(40)[:12] + 1 for _ in range(n_queries)])
+    grade = rng.integers(1, 4, size=len(query))
+    judged = Judged.from_items(
+        np.concatenate([query, np.arange(n_queries)]),
+        np.concatenate([grade, np.full(n_queries, 3)]),
+        n_queries,
+    )
+    expected = evaluate(name, Hits(query, position, grade), judged)
+    for seed in range(5):
+        shuffle = np.random.default_rng(seed).permutation(len(query))
+        shuffled = evaluate(name, Hits(query[shuffle], position[shuffle], grade[shuffle]), judged)
+        assert shuffled.tobytes() == expected.tobytes()

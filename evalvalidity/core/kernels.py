@@ -447,9 +447,14 @@ def _ap(metric: Metric, hits: Hits, judged: Judged) -> FloatArray:
 
 
 def _ndcg(metric: Metric, hits: Hits, judged: Judged) -> FloatArray:
-    keep = hits.position <= _cutoff(metric, hits.position)
-    weights = _gain(metric, hits.grade[keep]) / np.log2(hits.position[keep] + 1.0)
-    dcg = _weighted_bincount(hits.query[keep], weights, judged.n_queries)
+    # Summed in rank order, as trec_eval sums: the hits come in any order (the scorer's SQL
+    # returns them as its threads finish), and a float sum in their order could differ in its
+    # last bit from one run to the next.
+    order = hits._order
+    query, position, grade = hits.query[order], hits.position[order], hits.grade[order]
+    keep = position <= _cutoff(metric, position)
+    weights = _gain(metric, grade[keep]) / np.log2(position[keep] + 1.0)
+    dcg = _weighted_bincount(query[keep], weights, judged.n_queries)
     return _ratio(dcg, judged.ideal_dcg(metric))
 
 
