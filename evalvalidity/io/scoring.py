@@ -84,6 +84,7 @@ __all__ = [
     "TIE_POLICIES",
     "UNRANKED_POLICIES",
     "ScoreResult",
+    "decode_ranking",
     "rank_run",
     "retrieves_relevant",
     "score_run",
@@ -144,6 +145,9 @@ class ScoreResult:
         trec_eval's order, ``qid, docid, position, tie_start, tie_size`` (see
         :func:`top_ranking_sql`), its rows in no particular order (positions give the order:
         sorting them all would double the memory of a million-query ranking); None otherwise.
+        The ids are dictionary codes (``dictionary<int32, string>``): ``qid``'s dictionary is
+        the scored queries (``qids``), ``docid``'s the ranking's distinct documents in byte
+        order; the positions are int32. :func:`decode_ranking` gives strings and int64.
     """
 
     metrics: tuple[Metric, ...]
@@ -981,18 +985,17 @@ def _score(
     top = None
     if keep is not None:
         reuse = "ranked_documents" if with_units and ties != "given" else ""
-        top = con.sql(
-            top_ranking_sql(
-                with_units,
-                len(unjudged_qids) > 0,
-                keep[0],
-                ranked=reuse,
-                bars=bars,
-                scores=ties != "given",
-                rows=rows,
-                ordered=False,
-            )
-        ).to_arrow_table()
+        sql = top_ranking_sql(
+            with_units,
+            len(unjudged_qids) > 0,
+            keep[0],
+            ranked=reuse,
+            bars=bars,
+            scores=ties != "given",
+            rows=rows,
+            ordered=False,
+        )
+        top = _coded_ranking(con, sql, qids)
     n_dedup_dropped = 0
     if with_units:
         tail = np.asarray(hit_rows["qi"]) < 0
@@ -1034,6 +1037,89 @@ def _score(
         n_dedup_dropped=n_dedup_dropped,
         ranking=top,
     )
+
+
+#: Rows of the kept ranking converted at a time (their strings are the only copy made).
+_RANKING_BATCH_ROWS = 1 << 20
+
+
+def _coded_ranking(con: duckdb.DuckDBPyConnection, sql: str, qids: pa.Array) -> pa.Table:
+    """The rows of ``sql`` (``top_ranking_sql``'s columns) with their ids as dictionary codes.
+
+    ``qid`` indexes ``qids`` (the scored queries, joined in DuckDB: one integer leaves it per
+    row), ``docid`` the sorted distinct documents of the rows, and the positions are int32:
+    20 bytes a row, where the ids' strings took 20 to 40 more. The rows leave DuckDB in batches,
+    each copied out and coded before the next is read (a batch's columns share its memory), so
+    no table of every row's strings is ever held; the columns stay in those chunks.
+    """
+    coded = con.sql(
+        "SELECT s.qi::INTEGER AS qi, t.docid, t.position::INTEGER AS position,"
+        " t.tie_start::INTEGER AS tie_start, t.tie_size::INTEGER AS tie_size"
+        f" FROM ({sql}) t JOIN scored s USING (qid)"
+    )
+    names = ("qi", "position", "tie_start", "tie_size")
+    ints: dict[str, list[pa.Array]] = {name: [] for name in names}
+    doc_index: list[pa.Array] = []
+    doc_values: list[pa.Array] = []
+    for batch in coded.to_arrow_reader(_RANKING_BATCH_ROWS):
+        for name in names:
+            ints[name].append(pa.concat_arrays([batch.column(name)]))  # a copy of its own
+        encoded = pc.dictionary_encode(_flat_ids(batch.column("docid")))
+        doc_index.append(encoded.indices)
+        doc_values.append(encoded.dictionary)
+        del batch, encoded
+    del coded
+    # One dictionary for every batch: the distinct ids in byte order (two rankings of the same
+    # rows are then equal tables), each batch's codes mapped onto it.
+    vocabulary = (
+        _sorted_ids(pa.concat_arrays(doc_values)) if doc_values else pa.array([], pa.string())
+    )
+    doc_codes = [
+        pc.take(pc.index_in(values, value_set=vocabulary), index)
+        for values, index in zip(doc_values, doc_index, strict=True)
+    ]
+    del doc_values, doc_index
+    code = pa.dictionary(pa.int32(), pa.string())
+    return pa.table(
+        {
+            "qid": pa.chunked_array(
+                [pa.DictionaryArray.from_arrays(q, qids) for q in ints.pop("qi")], code
+            ),
+            "docid": pa.chunked_array(
+                [pa.DictionaryArray.from_arrays(d, vocabulary) for d in doc_codes], code
+            ),
+            **{name: pa.chunked_array(parts, pa.int32()) for name, parts in ints.items()},
+        }
+    )
+
+
+def decode_ranking(ranking: pa.Table) -> pa.Table:
+    """A kept ranking (``ScoreResult.ranking``) with string ids and int64 positions.
+
+    The form :func:`rank_run` and :func:`top_ranking_sql` give, for display and comparison;
+    the kept ranking itself holds codes (see :class:`ScoreResult`).
+
+    Examples
+    --------
+    >>> run = pa.table({"qid": ["1", "1", "2"], "docid": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]})
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["b", "a"], "rel": [1, 1]})
+    >>> kept = score_run(run, qrels, "rr@10", keep_ranking=True).ranking
+    >>> kept.schema.field("docid").type
+    DictionaryType(dictionary<values=string, indices=int32, ordered=0>)
+    >>> decoded = decode_ranking(kept).sort_by([("qid", "ascending"), ("position", "ascending")])
+    >>> decoded.to_pydict()  # doctest: +NORMALIZE_WHITESPACE
+    {'qid': ['1', '1', '2'], 'docid': ['a', 'b', 'a'], 'position': [1, 2, 1],
+     'tie_start': [1, 2, 1], 'tie_size': [1, 1, 1]}
+    """
+    columns = {}
+    for name in ranking.column_names:
+        column = ranking.column(name)
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        elif pa.types.is_integer(column.type):
+            column = column.cast(pa.int64())
+        columns[name] = column
+    return pa.table(columns)
 
 
 def _counting_sql(ties: str, rows: str = "run") -> str:
