@@ -154,3 +154,38 @@ def test_a_check_lets_the_run_it_loaded_go_before_the_other_nulls(tmp_path, monk
     assert seen == {"alive": False, "rows": 50}
     assert result.run_name == "run" and result.nulls is not None
     assert result.nulls.segments is not None
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("in_rank_order", [False, True])
+def test_the_ranking_made_in_memory_is_duckdbs(seed, in_rank_order):
+    """Ranked in numpy (sorted or, in rank order already, not), in chunks: DuckDB's ranking."""
+    import pyarrow.compute as pc
+
+    rng = np.random.default_rng(seed)
+    n = 2_000
+    run = pa.table(
+        {
+            "qid": [f"q{i}" for i in rng.integers(0, 150, n)],
+            "docid": [f"d{i}" for i in rng.permutation(n)],
+            "score": rng.integers(0, 4, n).astype(float),  # ties
+        }
+    )
+    full = rank_run(run, ties="average").select(
+        ["qid", "docid", "position", "tie_start", "tie_size"]
+    )
+    source = rank_run(run).select(["qid", "docid", "score"]) if in_rank_order else run
+    source = pa.Table.from_batches(source.to_batches(max_chunksize=300))
+    judged = sorted(set(run.column("qid").to_pylist()))[::2]
+    qrels = pa.table({"qid": judged, "docid": ["d1"] * len(judged), "rel": [1] * len(judged)})
+    for depth in (1, 3, None):
+        kept = score_run(source, qrels, "rr@10", keep_ranking=True, ranking_depth=depth).ranking
+        assert kept is not None
+        got = decode_ranking(kept).sort_by([("qid", "ascending"), ("position", "ascending")])
+        mask = pc.is_in(full["qid"], pa.array(judged))
+        if depth is not None:
+            near = pc.or_(
+                pc.less_equal(full["position"], depth), pc.less_equal(full["tie_start"], depth)
+            )
+            mask = pc.and_(mask, near)
+        assert got.equals(full.filter(mask)), depth

@@ -76,7 +76,7 @@ import pyarrow as pa
 from evalvalidity.core.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
 from evalvalidity.core.metrics import Metric, parse_metrics
 from evalvalidity.errors import InputDataError, ParameterError
-from evalvalidity.io._arrow import int64_range, select, to_numpy
+from evalvalidity.io._arrow import from_numpy, int64_range, select, to_numpy
 from evalvalidity.io._compute import pc
 from evalvalidity.io._database import DEFAULT_MEMORY_LIMIT
 from evalvalidity.io._database import connection as shared_connection
@@ -882,8 +882,17 @@ def score_run(
         if units_t is not None:
             _check_units(con, units_t, run, run_name, units_name)
         keep = (ranking_depth,) if keep_ranking else None
+        in_memory = run if isinstance(run, pa.Table) and units_t is None else None
         return _score(
-            con, metric_list, units_t is not None, ties, unranked, run_name, qrels_name, keep
+            con,
+            metric_list,
+            units_t is not None,
+            ties,
+            unranked,
+            run_name,
+            qrels_name,
+            keep,
+            in_memory,
         )
     finally:
         con.close()
@@ -898,8 +907,13 @@ def _score(
     run_name: str,
     qrels_name: str,
     keep: tuple[int | None] | None = None,
+    run: pa.Table | None = None,
 ) -> ScoreResult:
-    """Score on an open connection; ``keep`` = (depth,) also keeps the top of the ranking."""
+    """Score on an open connection; ``keep`` = (depth,) also keeps the top of the ranking.
+
+    ``run`` is the run when it is an in-memory table of items (no units): its kept ranking is
+    then ranked in numpy (:func:`_ranked_in_memory`) rather than by a window sort in DuckDB.
+    """
     # The query ids stay Arrow strings (one buffer, no Python str per query) until the result.
     judged_qids = _sorted_ids(con.sql("SELECT DISTINCT qid FROM qrels").to_arrow_table())
     bars = ""
@@ -1013,7 +1027,11 @@ def _score(
             SELECT -1, {"NULL, NULL" if grouped else "NULL"}, NULL, count(*) FROM ranking"""
     hit_rows = con.sql(hits_sql).fetchnumpy()
     top = None
-    if keep is not None:
+    if keep is not None and run is not None and run.column("score").null_count == 0:
+        for table in ("hit_items", "near_rows", "run_bars", "run_counts"):
+            con.execute(f"DROP TABLE IF EXISTS {table}")  # the hits are out: free them first
+        top = _ranked_in_memory(run, qids, keep[0])
+    elif keep is not None:
         reuse = "ranked_documents" if with_units and ties != "given" else ""
         sql = top_ranking_sql(
             with_units,
@@ -1106,6 +1124,88 @@ def _coded_ranking(con: duckdb.DuckDBPyConnection, sql: str, qids: pa.Array) -> 
                 [pa.DictionaryArray.from_arrays(d, vocabulary) for d in doc_codes], code
             ),
             **{name: pa.chunked_array(parts, pa.int32()) for name, parts in ints.items()},
+        }
+    )
+
+
+def _ranked_in_memory(run: pa.Table, qids: pa.Array, depth: int | None) -> pa.Table:
+    """:func:`_coded_ranking`'s table of an in-memory run of items, ranked in numpy.
+
+    The rows of the scored queries (``qids``) are sorted by query, score descending, then
+    docid descending (its rank among the run's distinct ids in byte order, as DuckDB and
+    trec_eval compare them), as :func:`top_ranking_sql` orders them; positions count within a
+    query, a tie group is a run of equal scores. One sort of integer and float keys, and
+    about 40 bytes a row while it lasts: DuckDB's window sort of the rows with their ids took
+    over 100; a run already in that order within each query's rows together is not sorted.
+    Every score must be present.
+
+    Examples
+    --------
+    >>> run = pa.table({"qid": ["1", "1", "1", "2"], "docid": ["a", "c", "b", "a"],
+    ...                 "score": [2.0, 1.0, 1.0, 0.5]})
+    >>> kept = _ranked_in_memory(run, pa.array(["1"]), 2)
+    >>> decode_ranking(kept).to_pydict()  # doctest: +NORMALIZE_WHITESPACE
+    {'qid': ['1', '1', '1'], 'docid': ['a', 'c', 'b'], 'position': [1, 2, 3],
+     'tie_start': [1, 2, 2], 'tie_size': [1, 2, 2]}
+    """
+    at = pc.index_in(run.column("qid"), value_set=qids)
+    known = to_numpy(pc.is_valid(at))
+    query = np.asarray(to_numpy(pc.drop_null(at)), dtype=np.int32)
+    del at
+    ids = _sorted_ids(run.column("docid"))
+    doc = np.asarray(to_numpy(pc.index_in(run.column("docid"), value_set=ids)), dtype=np.int32)
+    score = np.asarray(to_numpy(run.column("score")), dtype=np.float64)
+    if not known.all():
+        doc, score = doc[known], score[known]
+    del known
+    n = len(query)
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = query[1:] != query[:-1]
+    # A run written query by query in rank order (as a TREC run usually is) needs no sort:
+    # each query's rows are together, and in order within it.
+    in_order = bool(np.bincount(query[starts], minlength=len(qids)).max(initial=0) <= 1) and bool(
+        np.all(
+            starts[1:]
+            | (score[:-1] > score[1:])
+            | ((score[:-1] == score[1:]) & (doc[:-1] > doc[1:]))
+        )
+    )
+    if not in_order:
+        order = np.lexsort((-doc, -score, query))
+        query, score, doc = query[order], score[order], doc[order]
+        del order
+        starts[1:] = query[1:] != query[:-1]
+    row = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    first = np.maximum.accumulate(np.where(starts, row, 0))  # the query's first row
+    position = row - first + 1
+    starts[1:] |= score[1:] != score[:-1]
+    del score
+    group_first = np.maximum.accumulate(np.where(starts, row, 0))
+    tie_start = group_first - first + 1
+    del first, group_first, row
+    bounds = np.flatnonzero(starts)
+    del starts
+    sizes = np.diff(np.append(bounds, n))
+    tie_size = np.repeat(sizes.astype(np.int32), sizes)
+    del bounds, sizes
+    if depth is not None:
+        near = (position <= depth) | (tie_start <= depth)
+        query, doc, position = query[near], doc[near], position[near]
+        tie_start, tie_size = tie_start[near], tie_size[near]
+        del near
+    used, codes = np.unique(doc, return_inverse=True)
+    vocabulary = pc.take(ids, from_numpy(used.astype(np.int64)))
+
+    def int32(values: np.ndarray) -> pa.Array:
+        return from_numpy(np.asarray(values, dtype=np.int32))
+
+    return pa.table(
+        {
+            "qid": pa.DictionaryArray.from_arrays(int32(query), qids),
+            "docid": pa.DictionaryArray.from_arrays(int32(codes.ravel()), vocabulary),
+            "position": int32(position),
+            "tie_start": int32(tie_start),
+            "tie_size": int32(tie_size),
         }
     )
 
