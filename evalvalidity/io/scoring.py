@@ -1175,13 +1175,13 @@ def _ranked_in_memory(run: pa.Table, qids: pa.Array, depth: int | None) -> pa.Ta
         query, score, doc = query[order], score[order], doc[order]
         del order
         starts[1:] = query[1:] != query[:-1]
-    row = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    row: np.ndarray = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     first = np.maximum.accumulate(np.where(starts, row, 0))  # the query's first row
-    position = row - first + 1
+    position: np.ndarray = row - first + 1
     starts[1:] |= score[1:] != score[:-1]
     del score
     group_first = np.maximum.accumulate(np.where(starts, row, 0))
-    tie_start = group_first - first + 1
+    tie_start: np.ndarray = group_first - first + 1
     del first, group_first, row
     bounds = np.flatnonzero(starts)
     del starts
