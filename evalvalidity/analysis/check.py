@@ -65,6 +65,7 @@ from evalvalidity.core import stats
 from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import ParameterError
+from evalvalidity.io._memory import release_freed_memory
 from evalvalidity.io.scoring import score_run
 from evalvalidity.io.tables import conform
 
@@ -275,6 +276,7 @@ def check_benchmark(
         if progress:
             progress(0.0, "Loading the inputs")
         inputs = load_inputs(plan, workspace)
+        release_freed_memory()
     inputs.check_against(plan)
     has_run = inputs.run is not None
     if inputs.pool.kind == "units":
@@ -298,6 +300,7 @@ def check_benchmark(
     if progress:
         progress(0.0, "Reading the judgements and the pool")
     bench = build_benchmark(qrels, pool, metric)
+    release_freed_memory()
     n = len(bench.qids)
     floor, floor_method = compute_floor(bench, metric, pool, rng)
     units = pool.units if pool.kind == "units" else None
@@ -347,6 +350,7 @@ def check_benchmark(
                 run_for_nulls = _head(inputs.run, SEGMENT_SAMPLE)
                 inputs = replace(inputs, run=None)
         del scored  # its per-query ids (a Python str each) are bench.qids again
+        release_freed_memory()
 
     noise_result = None
     noise_values = None
@@ -417,6 +421,7 @@ def check_benchmark(
             progress,
             notes,
         )
+    release_freed_memory()
     inferred = None
     if harness is not None:
         inferred = infer_pool_size(
@@ -463,6 +468,7 @@ def check_benchmark(
     multi = float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
     if progress:
         progress(0.9, "Other nulls")
+    release_freed_memory()
     nulls = other_nulls(
         bench,
         floor,
