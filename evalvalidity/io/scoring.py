@@ -1193,16 +1193,25 @@ def _ranked_in_memory(run: pa.Table, qids: pa.Array, depth: int | None) -> pa.Ta
         query, doc, position = query[near], doc[near], position[near]
         tie_start, tie_size = tie_start[near], tie_size[near]
         del near
-    used, codes = np.unique(doc, return_inverse=True)
+    present = np.zeros(len(ids), dtype=bool)
+    present[doc] = True
+    used = np.flatnonzero(present)  # the kept rows' ids, in byte order
+    del present
+    recode = np.zeros(len(ids), dtype=np.int32)
+    recode[used] = np.arange(len(used), dtype=np.int32)
+    codes = recode[doc]
+    del recode, doc
     vocabulary = pc.take(ids, from_numpy(used.astype(np.int64)))
 
     def int32(values: np.ndarray) -> pa.Array:
-        return from_numpy(np.asarray(values, dtype=np.int32))
+        # Arrow points at the numpy array (no copy): nothing writes to it any more.
+        data = np.ascontiguousarray(values, dtype=np.int32)
+        return pa.Array.from_buffers(pa.int32(), len(data), [None, pa.py_buffer(data)])
 
     return pa.table(
         {
             "qid": pa.DictionaryArray.from_arrays(int32(query), qids),
-            "docid": pa.DictionaryArray.from_arrays(int32(codes.ravel()), vocabulary),
+            "docid": pa.DictionaryArray.from_arrays(int32(codes), vocabulary),
             "position": int32(position),
             "tie_start": int32(tie_start),
             "tie_size": int32(tie_size),
