@@ -189,3 +189,26 @@ def test_the_ranking_made_in_memory_is_duckdbs(seed, in_rank_order):
             )
             mask = pc.and_(mask, near)
         assert got.equals(full.filter(mask)), depth
+
+
+def test_the_kept_ranking_of_chunks_holds_codes_too():
+    """With units the ranking comes from DuckDB (documents deduplicated), coded as it leaves."""
+    run = pa.table(
+        {
+            "qid": ["q1", "q1", "q1", "q2"],
+            "docid": ["c1", "c2", "c3", "c3"],
+            "score": [3.0, 2.0, 1.0, 1.0],
+        }
+    )
+    units = pa.table({"chunk_id": ["c1", "c2", "c3"], "doc_id": ["A", "A", "B"]})
+    qrels = pa.table({"qid": ["q1", "q2"], "docid": ["B", "B"], "rel": [1, 1]})
+    kept = score_run(run, qrels, "rr@10", units=units, keep_ranking=True, ranking_depth=5).ranking
+    assert kept is not None
+    assert kept.schema.field("qid").type == CODE and kept.schema.field("docid").type == CODE
+    assert kept.schema.field("position").type == pa.int32()
+    got = decode_ranking(kept).sort_by([("qid", "ascending"), ("position", "ascending")])
+    assert got.select(["qid", "docid", "position"]).to_pylist() == [
+        {"qid": "q1", "docid": "A", "position": 1},
+        {"qid": "q1", "docid": "B", "position": 2},
+        {"qid": "q2", "docid": "B", "position": 1},
+    ]
