@@ -378,7 +378,7 @@ def test_the_scorers_kept_ranking_is_the_top_of_the_whole_ranking(
     import pyarrow.compute as pc
 
     from evalvalidity.io import scoring
-    from evalvalidity.io.scoring import rank_run, score_run
+    from evalvalidity.io.scoring import decode_ranking, rank_run, score_run
 
     if not one_pass:
         monkeypatch.setattr(scoring, "_ONE_PASS_BOUND_QUERIES", 0)
@@ -405,8 +405,8 @@ def test_the_scorers_kept_ranking_is_the_top_of_the_whole_ranking(
             kept = score_run(
                 run, qrels, "rr@10", units=units, ties=ties, keep_ranking=True, ranking_depth=depth
             ).ranking
-            # Its rows come in no particular order: the positions give it.
-            kept = kept.sort_by([("qid", "ascending"), ("position", "ascending")])
+            # Its rows come in no particular order (the positions give it), its ids as codes.
+            kept = decode_ranking(kept).sort_by([("qid", "ascending"), ("position", "ascending")])
             want = full
             if depth is not None:
                 near = pc.or_(

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,13 @@ from evalvalidity.analysis.check1 import builtin_check1, harness_check1
 from evalvalidity.analysis.check2 import aligned, fully_tied, noise_check, tied_queries
 from evalvalidity.analysis.consistency import check_consistency
 from evalvalidity.analysis.headroom import headroom, power, triage
-from evalvalidity.analysis.nulls import RANKING_MAX_ROWS, other_nulls, ranking_depth, rule_units
+from evalvalidity.analysis.nulls import (
+    RANKING_MAX_ROWS,
+    SEGMENT_SAMPLE,
+    other_nulls,
+    ranking_depth,
+    rule_units,
+)
 from evalvalidity.analysis.plan import (
     CheckInputs,
     CheckPlan,
@@ -58,6 +65,7 @@ from evalvalidity.core import stats
 from evalvalidity.core.metrics import Metric, parse_metric
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import ParameterError
+from evalvalidity.io._memory import release_freed_memory
 from evalvalidity.io.scoring import score_run
 from evalvalidity.io.tables import conform
 
@@ -262,11 +270,15 @@ def check_benchmark(
             "The 'plan' parameter of check_benchmark must be a CheckPlan. Got "
             f"{type(plan).__name__} instead."
         )
+    # Inputs loaded here are held here alone: what a later step reads no more is let go.
+    owned = inputs is None
     if inputs is None:
         if progress:
             progress(0.0, "Loading the inputs")
         inputs = load_inputs(plan, workspace)
+        release_freed_memory()
     inputs.check_against(plan)
+    has_run = inputs.run is not None
     if inputs.pool.kind == "units":
         # A run of the map's documents gets its own diagnosis before the generic overlap check.
         for name, table in (
@@ -288,6 +300,7 @@ def check_benchmark(
     if progress:
         progress(0.0, "Reading the judgements and the pool")
     bench = build_benchmark(qrels, pool, metric)
+    release_freed_memory()
     n = len(bench.qids)
     floor, floor_method = compute_floor(bench, metric, pool, rng)
     units = pool.units if pool.kind == "units" else None
@@ -303,6 +316,7 @@ def check_benchmark(
     model = None
     # The scorer's kept ranking, held here alone: the other nulls free it once coded.
     kept_ranking: list[pa.Table] = []
+    run_for_nulls = inputs.run
     if inputs.run is not None:
         if progress:
             progress(0.1, "Scoring the run")
@@ -330,7 +344,13 @@ def check_benchmark(
             )
         if scored.ranking is not None:
             kept_ranking.append(scored.ranking)
+            if owned:
+                # With its ranking kept, the run is read again only for its first rows (the
+                # segment ids): the loaded table (a million queries' 5 rows each: 0.2 GB) goes.
+                run_for_nulls = _head(inputs.run, SEGMENT_SAMPLE)
+                inputs = replace(inputs, run=None)
         del scored  # its per-query ids (a Python str each) are bench.qids again
+        release_freed_memory()
 
     noise_result = None
     noise_values = None
@@ -401,6 +421,7 @@ def check_benchmark(
             progress,
             notes,
         )
+    release_freed_memory()
     inferred = None
     if harness is not None:
         inferred = infer_pool_size(
@@ -447,13 +468,14 @@ def check_benchmark(
     multi = float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
     if progress:
         progress(0.9, "Other nulls")
+    release_freed_memory()
     nulls = other_nulls(
         bench,
         floor,
         metric,
         pool,
         qrels,
-        run=inputs.run,
+        run=run_for_nulls,
         units=units,
         ties=ties,
         units_rule=plan.units_rule if units is not None and pool.kind != "units" else None,
@@ -494,7 +516,7 @@ def check_benchmark(
         metric=metric,
         verdict=verdict_,
         reasons=reasons,
-        run_name=run_name if inputs.run is not None else None,
+        run_name=run_name if has_run else None,
         n_queries=n,
         pool_kind=pool.kind,
         declared_pool=bench.declared_pool,
@@ -516,6 +538,27 @@ def check_benchmark(
         notes=tuple(notes),
         plan=plan,
         nulls=nulls,
+    )
+
+
+def _head(table: pa.Table, rows: int) -> pa.Table:
+    """A copy of the first ``rows`` rows of ``table`` (a slice would hold all of its buffers).
+
+    Examples
+    --------
+    >>> _head(pa.table({"x": [1, 2, 3]}), 2).column("x").to_pylist()
+    [1, 2]
+    """
+    if table.num_rows <= rows:
+        return table
+    return pa.Table.from_batches(
+        [
+            pa.record_batch(
+                [pa.concat_arrays(c.chunks) for c in table.slice(0, rows).columns],
+                schema=table.schema,
+            )
+        ],
+        schema=table.schema,
     )
 
 

@@ -152,6 +152,33 @@ def _codes(column: Any, values: pa.Array) -> np.ndarray:
     return codes
 
 
+def _id_pieces(column: Any) -> list[pa.Array]:
+    """The string arrays holding ``column``'s ids: a dictionary column's dictionaries (once)."""
+    if not (isinstance(column, pa.ChunkedArray) and pa.types.is_dictionary(column.type)):
+        return _chunks(column)
+    seen: dict[tuple[int, int, int], pa.Array] = {}
+    for chunk in column.chunks:
+        values = chunk.dictionary
+        key = (values.buffers()[1].address, values.offset, len(values))
+        seen.setdefault(key, values)
+    return list(seen.values())
+
+
+def _row_codes(column: Any, values: pa.Array) -> np.ndarray:
+    """:func:`_codes` of a column, a dictionary column's codes found once per distinct id."""
+    if not (isinstance(column, pa.ChunkedArray) and pa.types.is_dictionary(column.type)):
+        return _codes(column, values)
+    parts = [np.zeros(0, np.int64)]
+    found: dict[tuple[int, int, int], np.ndarray] = {}
+    for chunk in column.chunks:
+        dictionary = chunk.dictionary
+        key = (dictionary.buffers()[1].address, dictionary.offset, len(dictionary))
+        if key not in found:
+            found[key] = _codes(dictionary, values)
+        parts.append(found[key][np.asarray(to_numpy(chunk.indices), dtype=np.intp)])
+    return np.concatenate(parts)
+
+
 def code_tables(
     bench: Benchmark,
     qrels: pa.Table,
@@ -167,7 +194,8 @@ def code_tables(
         Fixes the query index: ``bench.qids``.
     qrels : pyarrow.Table
     ranking : pyarrow.Table or None
-        ``qid, docid, position`` (+ ``tie_start, tie_size``).
+        ``qid, docid, position`` (+ ``tie_start, tie_size``); the ids strings or dictionary
+        codes (the scorer's kept ranking), which are coded once per distinct id.
     depth : int or None
         Keep positions <= depth + a slack (and every row of a tie group starting <= depth);
         None keeps every position.
@@ -175,11 +203,11 @@ def code_tables(
         More document ids to give codes (e.g. candidate lists).
     """
     qids = strings(bench.qids)
-    pieces = [qrels.column("docid")]
+    pieces = [*_chunks(qrels.column("docid"))]
     if ranking is not None:
-        pieces.append(ranking.column("docid"))
-    pieces.extend(extra_docids)
-    vocab = pa.chunked_array([c for p in pieces for c in _chunks(p)], pa.string()).unique()
+        pieces.extend(_id_pieces(ranking.column("docid")))
+    pieces.extend(c for p in extra_docids for c in _chunks(p))
+    vocab = pa.chunked_array(pieces, pa.string()).unique()
     if isinstance(vocab, pa.ChunkedArray):  # pragma: no cover - unique returns an Array
         vocab = vocab.combine_chunks()
     gq = _codes(qrels.column("qid"), qids)
@@ -203,7 +231,7 @@ def code_tables(
         return np.asarray(to_numpy(rows.column(name)), np.int64)  # Arrow's imports pandas
 
     rp = ints("position")
-    rq = _codes(rows.column("qid"), qids)
+    rq = _row_codes(rows.column("qid"), qids)
     kept = rq >= 0  # judged queries only
     if depth is not None:
         near = rp <= depth + _SLACK
@@ -222,10 +250,11 @@ def code_tables(
         values = values[kept]
         return values if row_order is None else values[row_order]
 
-    rd = column(_codes(rows.column("docid"), vocab))
-    own = pc.equal(rows.column("qid"), rows.column("docid"))
-    self_row = column(np.asarray(to_numpy(own), bool))
-    del own
+    rd = column(_row_codes(rows.column("docid"), vocab))
+    # A row's document id is its query's own id when both have the same code in the vocabulary
+    # (every ranked id has one; a query id that is no document's has none).
+    query_as_doc = _codes(qids, vocab)
+    self_row = (query_as_doc[rq] == rd) & (rd >= 0)
     tie_start = tie_size = None
     if "tie_start" in names:
         tie_start, tie_size = column(ints("tie_start")), column(ints("tie_size"))

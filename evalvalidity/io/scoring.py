@@ -76,7 +76,7 @@ import pyarrow as pa
 from evalvalidity.core.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
 from evalvalidity.core.metrics import Metric, parse_metrics
 from evalvalidity.errors import InputDataError, ParameterError
-from evalvalidity.io._arrow import int64_range, select, to_numpy
+from evalvalidity.io._arrow import from_numpy, int64_range, select, to_numpy
 from evalvalidity.io._compute import pc
 from evalvalidity.io._database import DEFAULT_MEMORY_LIMIT
 from evalvalidity.io._database import connection as shared_connection
@@ -94,6 +94,7 @@ __all__ = [
     "TIE_POLICIES",
     "UNRANKED_POLICIES",
     "ScoreResult",
+    "decode_ranking",
     "rank_run",
     "retrieves_relevant",
     "score_run",
@@ -154,6 +155,9 @@ class ScoreResult:
         trec_eval's order, ``qid, docid, position, tie_start, tie_size`` (see
         :func:`top_ranking_sql`), its rows in no particular order (positions give the order:
         sorting them all would double the memory of a million-query ranking); None otherwise.
+        The ids are dictionary codes (``dictionary<int32, string>``): ``qid``'s dictionary is
+        the scored queries (``qids``), ``docid``'s the ranking's distinct documents in byte
+        order; the positions are int32. :func:`decode_ranking` gives strings and int64.
     """
 
     metrics: tuple[Metric, ...]
@@ -878,8 +882,17 @@ def score_run(
         if units_t is not None:
             _check_units(con, units_t, run, run_name, units_name)
         keep = (ranking_depth,) if keep_ranking else None
+        in_memory = run if isinstance(run, pa.Table) and units_t is None else None
         return _score(
-            con, metric_list, units_t is not None, ties, unranked, run_name, qrels_name, keep
+            con,
+            metric_list,
+            units_t is not None,
+            ties,
+            unranked,
+            run_name,
+            qrels_name,
+            keep,
+            in_memory,
         )
     finally:
         con.close()
@@ -894,8 +907,13 @@ def _score(
     run_name: str,
     qrels_name: str,
     keep: tuple[int | None] | None = None,
+    run: pa.Table | None = None,
 ) -> ScoreResult:
-    """Score on an open connection; ``keep`` = (depth,) also keeps the top of the ranking."""
+    """Score on an open connection; ``keep`` = (depth,) also keeps the top of the ranking.
+
+    ``run`` is the run when it is an in-memory table of items (no units): its kept ranking is
+    then ranked in numpy (:func:`_ranked_in_memory`) rather than by a window sort in DuckDB.
+    """
     # The query ids stay Arrow strings (one buffer, no Python str per query) until the result.
     judged_qids = _sorted_ids(con.sql("SELECT DISTINCT qid FROM qrels").to_arrow_table())
     bars = ""
@@ -1009,20 +1027,23 @@ def _score(
             SELECT -1, {"NULL, NULL" if grouped else "NULL"}, NULL, count(*) FROM ranking"""
     hit_rows = con.sql(hits_sql).fetchnumpy()
     top = None
-    if keep is not None:
+    if keep is not None and run is not None and run.column("score").null_count == 0:
+        for table in ("hit_items", "near_rows", "run_bars", "run_counts"):
+            con.execute(f"DROP TABLE IF EXISTS {table}")  # the hits are out: free them first
+        top = _ranked_in_memory(run, qids, keep[0])
+    elif keep is not None:
         reuse = "ranked_documents" if with_units and ties != "given" else ""
-        top = con.sql(
-            top_ranking_sql(
-                with_units,
-                len(unjudged_qids) > 0,
-                keep[0],
-                ranked=reuse,
-                bars=bars,
-                scores=ties != "given",
-                rows=rows,
-                ordered=False,
-            )
-        ).to_arrow_table()
+        sql = top_ranking_sql(
+            with_units,
+            len(unjudged_qids) > 0,
+            keep[0],
+            ranked=reuse,
+            bars=bars,
+            scores=ties != "given",
+            rows=rows,
+            ordered=False,
+        )
+        top = _coded_ranking(con, sql, qids)
     n_dedup_dropped = 0
     if with_units:
         tail = np.asarray(hit_rows["qi"]) < 0
@@ -1051,6 +1072,180 @@ def _score(
         n_dedup_dropped=n_dedup_dropped,
         ranking=top,
     )
+
+
+#: Rows of the kept ranking converted at a time (their strings are the only copy made).
+_RANKING_BATCH_ROWS = 1 << 20
+
+
+def _coded_ranking(con: duckdb.DuckDBPyConnection, sql: str, qids: pa.Array) -> pa.Table:
+    """The rows of ``sql`` (``top_ranking_sql``'s columns) with their ids as dictionary codes.
+
+    ``qid`` indexes ``qids`` (the scored queries, joined in DuckDB: one integer leaves it per
+    row), ``docid`` the sorted distinct documents of the rows, and the positions are int32:
+    20 bytes a row, where the ids' strings took 20 to 40 more. The rows leave DuckDB in batches,
+    each copied out and coded before the next is read (a batch's columns share its memory), so
+    no table of every row's strings is ever held; the columns stay in those chunks.
+    """
+    coded = con.sql(
+        "SELECT s.qi::INTEGER AS qi, t.docid, t.position::INTEGER AS position,"
+        " t.tie_start::INTEGER AS tie_start, t.tie_size::INTEGER AS tie_size"
+        f" FROM ({sql}) t JOIN scored s USING (qid)"
+    )
+    names = ("qi", "position", "tie_start", "tie_size")
+    ints: dict[str, list[pa.Array]] = {name: [] for name in names}
+    doc_index: list[pa.Array] = []
+    doc_values: list[pa.Array] = []
+    for batch in coded.to_arrow_reader(_RANKING_BATCH_ROWS):
+        for name in names:
+            ints[name].append(pa.concat_arrays([batch.column(name)]))  # a copy of its own
+        encoded = pc.dictionary_encode(_flat_ids(batch.column("docid")))
+        doc_index.append(encoded.indices)
+        doc_values.append(encoded.dictionary)
+        del batch, encoded
+    del coded
+    # One dictionary for every batch: the distinct ids in byte order (two rankings of the same
+    # rows are then equal tables), each batch's codes mapped onto it.
+    vocabulary = (
+        _sorted_ids(pa.concat_arrays(doc_values)) if doc_values else pa.array([], pa.string())
+    )
+    doc_codes = [
+        pc.take(pc.index_in(values, value_set=vocabulary), index)
+        for values, index in zip(doc_values, doc_index, strict=True)
+    ]
+    del doc_values, doc_index
+    code = pa.dictionary(pa.int32(), pa.string())
+    return pa.table(
+        {
+            "qid": pa.chunked_array(
+                [pa.DictionaryArray.from_arrays(q, qids) for q in ints.pop("qi")], code
+            ),
+            "docid": pa.chunked_array(
+                [pa.DictionaryArray.from_arrays(d, vocabulary) for d in doc_codes], code
+            ),
+            **{name: pa.chunked_array(parts, pa.int32()) for name, parts in ints.items()},
+        }
+    )
+
+
+def _ranked_in_memory(run: pa.Table, qids: pa.Array, depth: int | None) -> pa.Table:
+    """:func:`_coded_ranking`'s table of an in-memory run of items, ranked in numpy.
+
+    The rows of the scored queries (``qids``) are sorted by query, score descending, then
+    docid descending (its rank among the run's distinct ids in byte order, as DuckDB and
+    trec_eval compare them), as :func:`top_ranking_sql` orders them; positions count within a
+    query, a tie group is a run of equal scores. One sort of integer and float keys, and
+    about 40 bytes a row while it lasts: DuckDB's window sort of the rows with their ids took
+    over 100; a run already in that order within each query's rows together is not sorted.
+    Every score must be present.
+
+    Examples
+    --------
+    >>> run = pa.table({"qid": ["1", "1", "1", "2"], "docid": ["a", "c", "b", "a"],
+    ...                 "score": [2.0, 1.0, 1.0, 0.5]})
+    >>> kept = _ranked_in_memory(run, pa.array(["1"]), 2)
+    >>> decode_ranking(kept).to_pydict()  # doctest: +NORMALIZE_WHITESPACE
+    {'qid': ['1', '1', '1'], 'docid': ['a', 'c', 'b'], 'position': [1, 2, 3],
+     'tie_start': [1, 2, 2], 'tie_size': [1, 2, 2]}
+    """
+    at = pc.index_in(run.column("qid"), value_set=qids)
+    known = to_numpy(pc.is_valid(at))
+    query = np.asarray(to_numpy(pc.drop_null(at)), dtype=np.int32)
+    del at
+    ids = _sorted_ids(run.column("docid"))
+    doc = np.asarray(to_numpy(pc.index_in(run.column("docid"), value_set=ids)), dtype=np.int32)
+    score = np.asarray(to_numpy(run.column("score")), dtype=np.float64)
+    if not known.all():
+        doc, score = doc[known], score[known]
+    del known
+    n = len(query)
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = query[1:] != query[:-1]
+    # A run written query by query in rank order (as a TREC run usually is) needs no sort:
+    # each query's rows are together, and in order within it.
+    in_order = bool(np.bincount(query[starts], minlength=len(qids)).max(initial=0) <= 1) and bool(
+        np.all(
+            starts[1:]
+            | (score[:-1] > score[1:])
+            | ((score[:-1] == score[1:]) & (doc[:-1] > doc[1:]))
+        )
+    )
+    if not in_order:
+        order = np.lexsort((-doc, -score, query))
+        query, score, doc = query[order], score[order], doc[order]
+        del order
+        starts[1:] = query[1:] != query[:-1]
+    row: np.ndarray = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    first = np.maximum.accumulate(np.where(starts, row, 0))  # the query's first row
+    position: np.ndarray = row - first + 1
+    starts[1:] |= score[1:] != score[:-1]
+    del score
+    group_first = np.maximum.accumulate(np.where(starts, row, 0))
+    tie_start: np.ndarray = group_first - first + 1
+    del first, group_first, row
+    bounds = np.flatnonzero(starts)
+    del starts
+    sizes = np.diff(np.append(bounds, n))
+    tie_size = np.repeat(sizes.astype(np.int32), sizes)
+    del bounds, sizes
+    if depth is not None:
+        near = (position <= depth) | (tie_start <= depth)
+        query, doc, position = query[near], doc[near], position[near]
+        tie_start, tie_size = tie_start[near], tie_size[near]
+        del near
+    present = np.zeros(len(ids), dtype=bool)
+    present[doc] = True
+    used = np.flatnonzero(present)  # the kept rows' ids, in byte order
+    del present
+    recode = np.zeros(len(ids), dtype=np.int32)
+    recode[used] = np.arange(len(used), dtype=np.int32)
+    codes = recode[doc]
+    del recode, doc
+    vocabulary = pc.take(ids, from_numpy(used.astype(np.int64)))
+
+    def int32(values: np.ndarray) -> pa.Array:
+        # Arrow points at the numpy array (no copy): nothing writes to it any more.
+        data = np.ascontiguousarray(values, dtype=np.int32)
+        return pa.Array.from_buffers(pa.int32(), len(data), [None, pa.py_buffer(data)])
+
+    return pa.table(
+        {
+            "qid": pa.DictionaryArray.from_arrays(int32(query), qids),
+            "docid": pa.DictionaryArray.from_arrays(int32(codes), vocabulary),
+            "position": int32(position),
+            "tie_start": int32(tie_start),
+            "tie_size": int32(tie_size),
+        }
+    )
+
+
+def decode_ranking(ranking: pa.Table) -> pa.Table:
+    """A kept ranking (``ScoreResult.ranking``) with string ids and int64 positions.
+
+    The form :func:`rank_run` and :func:`top_ranking_sql` give, for display and comparison;
+    the kept ranking itself holds codes (see :class:`ScoreResult`).
+
+    Examples
+    --------
+    >>> run = pa.table({"qid": ["1", "1", "2"], "docid": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]})
+    >>> qrels = pa.table({"qid": ["1", "2"], "docid": ["b", "a"], "rel": [1, 1]})
+    >>> kept = score_run(run, qrels, "rr@10", keep_ranking=True).ranking
+    >>> kept.schema.field("docid").type
+    DictionaryType(dictionary<values=string, indices=int32, ordered=0>)
+    >>> decoded = decode_ranking(kept).sort_by([("qid", "ascending"), ("position", "ascending")])
+    >>> decoded.to_pydict()  # doctest: +NORMALIZE_WHITESPACE
+    {'qid': ['1', '1', '2'], 'docid': ['a', 'b', 'a'], 'position': [1, 2, 1],
+     'tie_start': [1, 2, 1], 'tie_size': [1, 1, 1]}
+    """
+    columns = {}
+    for name in ranking.column_names:
+        column = ranking.column(name)
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        elif pa.types.is_integer(column.type):
+            column = column.cast(pa.int64())
+        columns[name] = column
+    return pa.table(columns)
 
 
 def _result(
