@@ -55,6 +55,7 @@ __all__ = [
     "ShuffleNull",
     "hub_documents",
     "popularity_ranker",
+    "query_blocks",
     "query_shuffle_null",
 ]
 
@@ -113,6 +114,52 @@ def _relevant(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     keep = grade >= 1
     return query[keep], doc[keep], grade[keep]
+
+
+def query_blocks(
+    n_queries: int, block: int, *sorted_query: Any
+) -> list[tuple[int, int, list[slice]]]:
+    """Consecutive blocks of at most ``block`` queries, with the rows of each array they hold.
+
+    A computation that is one value per query (a metric, a count, a bound) can run block by
+    block on rows sorted by query: its working arrays then grow with ``block``, not with Q.
+
+    Parameters
+    ----------
+    n_queries : int
+        Q >= 0; the blocks cover the queries 0..Q−1 (none when Q is 0).
+    block : int
+        Queries per block, >= 1.
+    *sorted_query : array-like of int
+        Each the query index of an array's rows, sorted ascending.
+
+    Returns
+    -------
+    list of (int, int, list of slice)
+        ``(q0, q1, rows)``: the block holds queries ``q0 <= q < q1`` and ``rows[i]`` are the
+        rows of ``sorted_query[i]`` in it.
+
+    Raises
+    ------
+    ParameterError
+        For ``block`` < 1 or ``n_queries`` < 0.
+
+    Examples
+    --------
+    >>> query_blocks(5, 2, np.array([0, 0, 3, 4]), np.array([1, 2]))  # doctest: +NORMALIZE_WHITESPACE
+    [(0, 2, [slice(0, 2, None), slice(0, 1, None)]),
+     (2, 4, [slice(2, 3, None), slice(1, 2, None)]),
+     (4, 5, [slice(3, 4, None), slice(2, 2, None)])]
+    """
+    func = "query_blocks"
+    n_queries = _int_at_least(n_queries, 0, "n_queries", func)
+    block = _int_at_least(block, 1, "block", func)
+    edges = np.append(np.arange(0, n_queries, block, dtype=np.int64), n_queries)
+    bounds = [np.searchsorted(np.asarray(q), edges, side="left").tolist() for q in sorted_query]
+    return [
+        (int(edges[b]), int(edges[b + 1]), [slice(at[b], at[b + 1]) for at in bounds])
+        for b in range(len(edges) - 1)
+    ]
 
 
 # --------------------------------------------------------------------------- query shuffle
