@@ -207,12 +207,18 @@ def _block_values(
     return evaluate(metric, hits, judged)
 
 
-def _own_codes(coded: Coded) -> np.ndarray:
-    """The document code of each query's own id (-1 when no document has it)."""
-    index = pc.index_in(strings(coded.qids), value_set=coded.vocab)
-    known = to_numpy(pc.is_valid(index))  # Arrow's to_numpy (and a -1 scalar) import pandas
-    codes = np.full(len(known), -1, dtype=np.int64)
-    codes[known] = to_numpy(pc.drop_null(index))
+def _own_codes(coded: Coded, block: int) -> np.ndarray:
+    """The document code of each query's own id (-1 when no document has it).
+
+    The ids are made Arrow strings ``block`` queries at a time (:func:`strings` holds a
+    Python bytes object per id while it builds them).
+    """
+    codes = np.full(coded.n_queries, -1, dtype=np.int64)
+    for start in range(0, coded.n_queries, block):
+        stop = min(start + block, coded.n_queries)
+        index = pc.index_in(strings(coded.qids[start:stop]), value_set=coded.vocab)
+        known = to_numpy(pc.is_valid(index))  # Arrow's to_numpy (and a -1 scalar) import pandas
+        codes[start:stop][known] = to_numpy(pc.drop_null(index))
     return codes
 
 
@@ -285,7 +291,7 @@ def self_hits(
 
     block = QUERY_BLOCK if block is None else block
     coded = by_query(coded)
-    own_doc = _own_codes(coded)
+    own_doc = _own_codes(coded, block)
     queries_as_documents = int(np.count_nonzero(own_doc >= 0))
     row = coded.self_row.copy()
     text_matches = None
