@@ -139,3 +139,30 @@ def test_query_blocks_slices_sorted_rows():
         ),
     ):
         query_blocks(5, 0, run)
+
+
+def test_check1_reads_each_blocks_judgements_from_one_index(monkeypatch):
+    from evalvalidity.analysis import check1
+    from evalvalidity.analysis.pools import simulation_layout
+    from evalvalidity.core import simulate
+
+    qrels, _ = _benchmark(5)
+    # a judgement of a query the benchmark does not hold (its rows are never replicated)
+    extra = pa.table({"qid": ["zzz"], "docid": ["d1"], "rel": [1]})
+    everything = pa.concat_tables([qrels, extra])
+    metric, pool = parse_metric("rr@10"), PoolSpec(corpus_size=100)
+    bench = build_benchmark(qrels, pool, metric)
+    rows = check1._JudgedRows.of(everything, bench)
+    query = rows.row_query
+    assert query[-1] == -1 and np.all(query[:-1] >= 0)
+    assert isinstance(rows.by_query, np.ndarray) and isinstance(rows.offsets, np.ndarray)
+    assert rows.offsets.tolist() == [0, *np.cumsum(np.bincount(query[:-1])).tolist()]
+    for q0, q1 in [(0, 1), (3, 9), (0, len(bench.qids)), (5, 5)]:
+        wanted = np.flatnonzero((query >= q0) & (query < q1))
+        assert rows.rows_of(q0, q1).tolist() == wanted.tolist()  # file order
+    layout, namer = simulation_layout(bench, pool)
+    sample = simulate.sample_prefixes(layout, 3, depth=10, rng=np.random.default_rng(0))
+    whole = check1._score_samples(sample, namer, everything, bench, metric, None, "trec_eval")
+    monkeypatch.setattr(check1, "_SCORE_BLOCK", 7)  # blocks that split queries' samples
+    again = check1._score_samples(sample, namer, rows, bench, metric, None, "trec_eval")
+    assert whole.tobytes() == again.tobytes() and whole.any()
