@@ -296,11 +296,13 @@ def _popularity(
                 f"{pool.kind} ({pool.analytic_unit}) gives neither."
             ),
         )
+    gold = (coded.gold_query, coded.gold_doc, coded.gold_grade)
+    if not relevant.all():
+        gold = (gold[0][relevant], gold[1][relevant], gold[2][relevant])
+    del relevant
     try:
         null = popularity_ranker(
-            coded.gold_query[relevant],
-            coded.gold_doc[relevant],
-            coded.gold_grade[relevant],
+            *gold,
             metric=metric,
             n_queries=coded.n_queries,
             **args,

@@ -113,6 +113,8 @@ def _relevant(
     query: np.ndarray, doc: np.ndarray, grade: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     keep = grade >= 1
+    if keep.all():  # nothing to drop: no copies
+        return query, doc, grade
     return query[keep], doc[keep], grade[keep]
 
 
@@ -582,6 +584,7 @@ def popularity_ranker(
                 f" documents. Got {size} instead."
             )
         tied = _corpus_groups(query, own, grade, count, size, n_queries)
+    del query, doc, grade, own  # the tie groups hold what the bounds read
     bounds = tie_bounds(metric, tied, judged)
     return PopularityNull(metric, bounds.average, bounds.worst, bounds.best)
 
@@ -598,19 +601,26 @@ def _corpus_groups(
     value = own - 1  # each gold item of i loses i's own vote
     # N_{>v}: documents whose count exceeds v, from the sorted counts.
     sorted_counts = np.sort(count)
-    above = len(sorted_counts) - np.searchsorted(sorted_counts, value, "right")
-    equal = np.searchsorted(sorted_counts, value, "right") - np.searchsorted(
-        sorted_counts, value, "left"
-    )
+    right = np.searchsorted(sorted_counts, value, "right")
+    above = len(sorted_counts) - right
+    equal = right - np.searchsorted(sorted_counts, value, "left")
+    del right
     equal = np.where(value == 0, corpus_size - len(sorted_counts), equal)
+    del value
     # |{d in gold_i : c(d) = x}| for x = v and v + 1, by (query, count) keys.
     width = int(own.max(initial=0)) + 2
-    keys, per_key = np.unique(query * width + own, return_counts=True)
-    same = _lookup(keys, per_key, query * width + value)
-    next_up = _lookup(keys, per_key, query * width + value + 1)
+    key = query * width + own
+    keys, per_key = np.unique(key, return_counts=True)
+    key -= 1  # query * width + v
+    same = _lookup(keys, per_key, key)
+    next_up = _lookup(keys, per_key, key + 1)
+    del keys, per_key
     start = 1 + above - next_up
+    del above
     size = equal - same + next_up
-    groups, item_group = np.unique(query * width + value, return_inverse=True)
+    del equal, same, next_up
+    groups, item_group = np.unique(key, return_inverse=True)
+    del key
     first = np.zeros(len(groups), np.int64)
     first[item_group] = np.arange(len(query))
     return TiedHits(groups // width, start[first], size[first], item_group.ravel(), grade)
