@@ -1,7 +1,8 @@
 """What a command costs on a small file: the modules it imports and the databases it opens.
 
 ``evalvalidity score`` on the write-up's toy run should cost little more than importing
-DuckDB: each of the guards below stands for tens of milliseconds at every start.
+DuckDB: each of the guards below stands for tens of milliseconds at every start. A toy run is
+read and scored without DuckDB at all (importing it and opening its database cost 0.25 s).
 """
 
 import os
@@ -19,6 +20,7 @@ from evalvalidity.cli import main
 from evalvalidity.errors import EvalValidityError
 from evalvalidity.io import _database
 from evalvalidity.io._compute import pc
+from evalvalidity.io._small_scoring import SMALL_ROWS
 from evalvalidity.io.ingest import DEFAULT_LIMITS, _detect, _validate, read
 from evalvalidity.io.ingest._source import Source
 
@@ -26,6 +28,7 @@ TOY = WRITEUP / "toy"
 SCORE = ["score", "--run", str(TOY / "model.trec"), "--qrels", str(TOY / "qrels.txt")]
 #: Libraries a toy score has no use for, each costing from 30 ms to seconds to import.
 NEEDLESS = {
+    "duckdb",  # a small, clean file is read and scored without a statement
     "scipy",
     "pandas",
     "altair",
@@ -55,7 +58,7 @@ def _imported_by_command(*argv: str) -> set[str]:
     )
     assert "rr@10" in done.stdout  # it did score
     names = re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", done.stderr, re.M)
-    assert "duckdb" in names and "numpy" in names  # the report was read
+    assert "numpy" in names and "pyarrow" in names  # the report was read
     return set(names)
 
 
@@ -72,7 +75,7 @@ def test_a_toy_score_imports_nothing_it_does_not_use():
     assert not {m for m in ours if m.startswith(("evalvalidity.analysis", "evalvalidity.report"))}
 
 
-def test_reading_and_scoring_open_one_database(monkeypatch, capsys):
+def test_reading_and_scoring_open_one_database_or_none(monkeypatch, capsys, tmp_path):
     opened = []
     real_connect = duckdb.connect
 
@@ -84,9 +87,36 @@ def test_reading_and_scoring_open_one_database(monkeypatch, capsys):
     monkeypatch.setattr(duckdb, "connect", counting_connect)
     assert main([*SCORE, "-m", "rr@10,ndcg@10"]) == 0
     assert "rr@10" in capsys.readouterr().out
-    assert len(opened) == 1  # the run's read, the judgements' read and the scorer share it
-    assert main([*SCORE, "-m", "ap"]) == 0
-    assert len(opened) == 1
+    assert opened == []  # a toy run: read and scored without a statement
+    # past the small path's size, the run's read, the judgements' read and the scorer share one
+    large, qrels = tmp_path / "large.trec", tmp_path / "qrels.txt"
+    large.write_text(
+        "".join(f"q{i % 50} Q0 d{i} 1 {1 / (i + 1):.9f} t\n" for i in range(SMALL_ROWS + 1))
+    )
+    qrels.write_text("".join(f"q{q} 0 d{q} 1\n" for q in range(50)))
+    for metric in ("rr@10", "ap"):
+        assert main(["score", "--run", str(large), "--qrels", str(qrels), "-m", metric]) == 0
+        assert metric in capsys.readouterr().out
+        assert len(opened) == 1
+
+
+def test_a_deferred_connection_connects_on_its_first_use_only(monkeypatch):
+    opened = []
+    real_connection = _database.connection
+    monkeypatch.setattr(_database, "connection", lambda *a: opened.append(a) or real_connection(*a))
+    with _database.deferred_connection("1GB") as con:
+        pass
+    assert opened == []
+    with pytest.raises(duckdb.ConnectionException):
+        con.sql("SELECT 1")  # closed unused: never opened afterwards either
+    assert opened == []
+    with _database.deferred_connection("1GB") as con:
+        assert con.sql("SELECT 42").fetchall() == [(42,)]
+        con.register("t", pa.table({"x": [1, 2]}))
+        assert con.sql("SELECT sum(x) FROM t").fetchall() == [(3,)]
+    assert opened == [("1GB",)]  # one connection for every statement
+    with pytest.raises(duckdb.ConnectionException):
+        con.sql("SELECT 1")  # closed on leaving the block
 
 
 def test_a_shared_database_keeps_each_connection_apart():

@@ -43,6 +43,14 @@ keeps): DuckDB then scans it in a stream instead of holding it in memory, and wi
 A plain dataset of local Parquet files is read by DuckDB's own Parquet reader, whose buffers
 count towards that limit (Arrow's scanner, used for any other dataset, reads ahead outside it).
 
+Small runs
+----------
+A run table and judgements of at most :data:`~evalvalidity.io._small_scoring.SMALL_ROWS` rows
+in all, without units and without ``keep_ranking``, have their hits found in Python
+(:mod:`evalvalidity.io._small_scoring`): the same semantics and values, without importing DuckDB
+or opening its database (0.25 s, most of a toy run's score). Anything the checks below would
+refuse goes through the SQL, which names the line.
+
 Under ``average`` with ``units``, a document's score is the best score of its chunks (what
 its first occurrence carries under any order of ties) and the expectation is taken over the
 orders of *documents* sharing a best score, each order equally likely. This is the tie-aware
@@ -62,7 +70,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -73,10 +80,13 @@ from evalvalidity.io._arrow import int64_range, select, to_numpy
 from evalvalidity.io._compute import pc
 from evalvalidity.io._database import DEFAULT_MEMORY_LIMIT
 from evalvalidity.io._database import connection as shared_connection
+from evalvalidity.io._small_scoring import small_hits
 from evalvalidity.io._verified import has_unique_pairs
 from evalvalidity.io.tables import RUN_SCHEMA, conform
 
 if TYPE_CHECKING:
+    import duckdb
+
     # pyarrow.dataset imports pandas (about a second): only a caller who made a dataset has it
     import pyarrow.dataset as pads
 
@@ -595,6 +605,8 @@ def _connect(
     if memory_limit is None:  # the process's database: opening one costs about 50 ms
         con = shared_connection(DEFAULT_MEMORY_LIMIT)  # its progress bar is off
     else:
+        import duckdb
+
         con = duckdb.connect()
         # DuckDB would otherwise draw its own progress bar on the terminal on long queries.
         con.execute("SET enable_progress_bar = false")
@@ -841,6 +853,24 @@ def score_run(
     run = _check_run_source(run, "score_run")
     qrels = _check_table(qrels, "qrels", "score_run", "qrels")
     units_t = None if units is None else _check_table(units, "units", "score_run", "units")
+    if units_t is None and not keep_ranking and isinstance(run, pa.Table):
+        small = small_hits(run, qrels, ties, unranked, unique_pairs=unique_pairs)
+        if small is not None:  # a small, clean run: the same hits without a DuckDB statement
+            return _result(
+                metric_list,
+                small.qids,
+                Judged.from_items(small.judged_query, small.judged_grade, len(small.qids)),
+                small.query,
+                small.grade,
+                position=small.position,
+                tie_start=small.tie_start,
+                tie_size=small.tie_size,
+                unranked_qids=tuple(small.unranked_qids),
+                unjudged_qids=tuple(small.unjudged_qids),
+                ties=ties,
+                unranked=unranked,
+                n_ranked_rows=small.n_ranked_rows,
+            )
     con = _connect(run, qrels, units_t, memory_limit)
     try:
         _check_qrels(con, qrels, qrels_name)
@@ -999,33 +1029,20 @@ def _score(
         n_dedup_dropped = n_ranked_rows - int(np.asarray(hit_rows["n_documents"])[tail].sum())
         hit_rows = {name: np.asarray(column)[~tail] for name, column in hit_rows.items()}
 
-    query = np.asarray(hit_rows["qi"], dtype=np.int64)
-    grade = np.asarray(hit_rows["rel"], dtype=np.int64)
-    values: dict[str, np.ndarray] = {}
-    if grouped:
-        tied = _tied_hits(
-            query,
-            np.asarray(hit_rows["tie_start"], dtype=np.int64),
-            np.asarray(hit_rows["tie_size"], dtype=np.int64),
-            grade,
-        )
-        for metric in metrics:
-            values[metric.name] = evaluate_tied(metric, tied, judged)
-    else:
-        hits = Hits(query, np.asarray(hit_rows["position"], dtype=np.int64), grade)
-        for metric in metrics:
-            values[metric.name] = evaluate(metric, hits, judged)
-    for array in values.values():
-        array.flags.writeable = False
-    qids_out = np.empty(len(qids), dtype=object)  # Array.to_numpy of strings imports pandas
-    qids_out[:] = qids.to_pylist()
+    def column(name: str) -> np.ndarray | None:
+        return np.asarray(hit_rows[name], dtype=np.int64) if name in hit_rows else None
+
+    scored_qids = qids.to_pylist()
     del qids
-    qids_out.flags.writeable = False
-    return ScoreResult(
-        metrics=metrics,
-        qids=qids_out,
-        values=MappingProxyType(values),
-        means=MappingProxyType({name: float(np.mean(v)) for name, v in values.items()}),
+    return _result(
+        metrics,
+        scored_qids,
+        judged,
+        np.asarray(hit_rows["qi"], dtype=np.int64),
+        np.asarray(hit_rows["rel"], dtype=np.int64),
+        position=None if grouped else column("position"),
+        tie_start=column("tie_start") if grouped else None,
+        tie_size=column("tie_size") if grouped else None,
         unranked_qids=tuple(unranked_qids.to_pylist()),
         unjudged_qids=tuple(unjudged_qids.to_pylist()),
         ties=ties,
@@ -1033,6 +1050,56 @@ def _score(
         n_ranked_rows=n_ranked_rows,
         n_dedup_dropped=n_dedup_dropped,
         ranking=top,
+    )
+
+
+def _result(
+    metrics: tuple[Metric, ...],
+    qids: list[str],
+    judged: Judged,
+    query: np.ndarray,
+    grade: np.ndarray,
+    *,
+    position: np.ndarray | None,
+    tie_start: np.ndarray | None,
+    tie_size: np.ndarray | None,
+    unranked_qids: tuple[str, ...],
+    unjudged_qids: tuple[str, ...],
+    ties: str,
+    unranked: str,
+    n_ranked_rows: int,
+    n_dedup_dropped: int = 0,
+    ranking: pa.Table | None = None,
+) -> ScoreResult:
+    """The metrics' values from the hits (positions, or tie groups under 'average')."""
+    values: dict[str, np.ndarray] = {}
+    if ties == "average":
+        assert tie_start is not None and tie_size is not None
+        tied = _tied_hits(query, tie_start, tie_size, grade)
+        for metric in metrics:
+            values[metric.name] = evaluate_tied(metric, tied, judged)
+    else:
+        assert position is not None
+        hits = Hits(query, position, grade)
+        for metric in metrics:
+            values[metric.name] = evaluate(metric, hits, judged)
+    for array in values.values():
+        array.flags.writeable = False
+    qids_out = np.empty(len(qids), dtype=object)  # Array.to_numpy of strings imports pandas
+    qids_out[:] = qids
+    qids_out.flags.writeable = False
+    return ScoreResult(
+        metrics=metrics,
+        qids=qids_out,
+        values=MappingProxyType(values),
+        means=MappingProxyType({name: float(np.mean(v)) for name, v in values.items()}),
+        unranked_qids=unranked_qids,
+        unjudged_qids=unjudged_qids,
+        ties=ties,
+        unranked=unranked,
+        n_ranked_rows=n_ranked_rows,
+        n_dedup_dropped=n_dedup_dropped,
+        ranking=ranking,
     )
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
 from evalvalidity.core.types import Progress
 from evalvalidity.errors import FileFormatError
-from evalvalidity.io._database import RETURN_FREED_MEMORY
-from evalvalidity.io._database import connection as shared_connection
+from evalvalidity.io._database import RETURN_FREED_MEMORY, deferred_connection
 from evalvalidity.io._verified import mark_unique_pairs
 from evalvalidity.io.atomic import is_disk_full
 from evalvalidity.io.ingest._detect import Detected, detect, sample_lines
@@ -26,11 +26,16 @@ from evalvalidity.io.ingest._source import PARQUET_MAGIC, Source, SourceLike
 from evalvalidity.io.ingest._text import read_exact, read_fast, read_jsonl
 from evalvalidity.io.ingest._validate import RejectLog, repeated_keys, table_checks
 
+if TYPE_CHECKING:
+    import duckdb
+
 
 def connect(
     memory_limit: str | None = None, temp_directory: str | None = None
 ) -> duckdb.DuckDBPyConnection:
     """A fresh in-memory DuckDB connection (one per read: connections are not thread-safe)."""
+    import duckdb
+
     config: dict[str, str | bool | int | float | list[str]] = dict(RETURN_FREED_MEMORY)
     if memory_limit is not None:
         config["memory_limit"] = memory_limit
@@ -79,7 +84,14 @@ def ingest(
             con=con,
             sha256=sha256,
         )
-    except duckdb.OutOfMemoryException as exc:
+    except MemoryError as exc:  # pyarrow's ArrowMemoryError too
+        raise FileFormatError(
+            source.name, None, "reading the file needs more memory than this machine has left"
+        ) from exc
+    except Exception as exc:
+        loaded = sys.modules.get("duckdb")  # only a statement that ran can have raised it
+        if loaded is None or not isinstance(exc, loaded.OutOfMemoryException):
+            raise
         if is_disk_full(exc):  # it could not spill: the caller reports a full disk
             raise
         raise FileFormatError(
@@ -87,10 +99,6 @@ def ingest(
             None,
             f"checking the file needs more memory than the {source.limits.memory_limit} DuckDB"
             " may use (Limits.memory_limit)",
-        ) from exc
-    except MemoryError as exc:  # pyarrow's ArrowMemoryError too
-        raise FileFormatError(
-            source.name, None, "reading the file needs more memory than this machine has left"
         ) from exc
 
 
@@ -259,8 +267,9 @@ def read(
     """
     src = Source(source, display_name, limits)
     # a connection of the process's database with this memory limit, which spills into a
-    # temporary folder of its own (never ./.tmp, wherever the caller is)
-    with shared_connection(src.limits.memory_limit) as con:
+    # temporary folder of its own (never ./.tmp, wherever the caller is); opened by the first
+    # statement (a small, clean file needs none: it is read without importing DuckDB)
+    with deferred_connection(src.limits.memory_limit) as con:
         result, _ = ingest(
             src,
             MemorySink,

@@ -7,13 +7,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 
 from evalvalidity.io._compute import pc
 from evalvalidity.io.ingest._spec import SCHEMAS
 
-if TYPE_CHECKING:  # pyarrow.parquet is imported where a file is written (a read needs none)
+if TYPE_CHECKING:  # annotations only: a read needs neither until it runs a statement or writes
+    import duckdb
     import pyarrow.parquet as pq
 
 ROW_GROUP_ROWS = 1 << 20

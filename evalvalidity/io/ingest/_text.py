@@ -19,8 +19,8 @@ from __future__ import annotations
 import contextlib
 import csv
 from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
@@ -40,6 +40,9 @@ from evalvalidity.io.ingest._validate import (
     not_text,
     row_checks,
 )
+
+if TYPE_CHECKING:
+    import duckdb
 
 CHUNK_BYTES = 1 << 23
 FAST_BLOCK_BYTES = 1 << 24

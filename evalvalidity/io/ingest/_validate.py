@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -19,6 +19,9 @@ from evalvalidity.io._arrow import int64
 from evalvalidity.io._compute import pc
 from evalvalidity.io.ingest._result import MAX_KEPT_REJECTED, RejectedRow
 from evalvalidity.io.ingest._spec import Layout
+
+if TYPE_CHECKING:
+    import duckdb
 
 _TYPE_SQL = {"id": "VARCHAR", "float": "DOUBLE", "int": "BIGINT", "posint": "BIGINT"}
 
