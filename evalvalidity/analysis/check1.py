@@ -573,7 +573,11 @@ def builtin_check1(
     def draw(n_seeds: int, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # Blocks of queries, one after the other from the same generator: a benchmark of at
         # most _DRAW_BLOCK queries is drawn in one go.
-        parts = []
+        # Each block's samples are query-major: queries a..b-1 fill draws a*S .. b*S-1.
+        total = layout.n_queries * n_seeds
+        values = np.empty(total)
+        weight = np.empty(total)
+        query = np.empty(total, dtype=np.int64)
         for a in range(0, layout.n_queries, _DRAW_BLOCK):
             b = min(a + _DRAW_BLOCK, layout.n_queries)
             g0, g1 = int(layout.gold_offsets[a]), int(layout.gold_offsets[b])
@@ -593,15 +597,12 @@ def builtin_check1(
                 first_draw=first,
             )
             sample = dataclasses.replace(sample, query=sample.query + a)
-            values = _score_samples(sample, namer, judged, bench, metric, units, ties)
-            parts.append((values, sample.weight, sample.query))
-        if len(parts) == 1:
-            return parts[0]
-        return (
-            np.concatenate([p[0] for p in parts]),
-            np.concatenate([p[1] for p in parts]),
-            np.concatenate([p[2] for p in parts]),
-        )
+            lo, hi = a * n_seeds, b * n_seeds
+            values[lo:hi] = _score_samples(sample, namer, judged, bench, metric, units, ties)
+            weight[lo:hi] = sample.weight
+            query[lo:hi] = sample.query
+            del sample
+        return values, weight, query
 
     q = layout.n_queries
     if seeds == "auto":
