@@ -428,6 +428,11 @@ def by_query(coded: Coded) -> Coded:
     return dataclasses.replace(coded, **changes) if changes else coded
 
 
+def _int64(values: np.ndarray) -> np.ndarray:
+    """``values`` as int64 (a block's codes are keyed ``query * width + doc``: no overflow)."""
+    return values.astype(np.int64, copy=False)
+
+
 def query_block_rows(coded: Coded, block: int) -> Iterator[tuple[int, int, slice, slice]]:
     """``(q0, q1, rows, golds)`` of each block of queries of a :func:`by_query`-sorted ``coded``.
 
@@ -520,15 +525,17 @@ def tie_sensitivity(
     empty = np.zeros(0, np.int64)
     parts: list[tuple[np.ndarray, ...]] = [(empty, empty, empty, empty)]
     for _, _, rows, golds in query_block_rows(coded, block):
-        rq, rd = coded.run_query[rows], coded.run_doc[rows]
-        start, size = coded.tie_start[rows], coded.tie_size[rows]
+        rq, rd = _int64(coded.run_query[rows]), _int64(coded.run_doc[rows])
+        start, size = _int64(coded.tie_start[rows]), _int64(coded.tie_size[rows])
         tied_rows = size > 1
         if metric.k is not None:
             tied_rows &= start <= metric.k
         tied_queries += len(np.unique(rq[tied_rows]))
         del tied_rows
         keep = relevant[golds]
-        grade = _lookup_grades(rq, rd, gq[golds][keep], gd[golds][keep], gg[golds][keep])[1]
+        grade = _lookup_grades(
+            rq, rd, _int64(gq[golds][keep]), _int64(gd[golds][keep]), gg[golds][keep]
+        )[1]
         hit = grade >= 1
         parts.append((rq[hit], start[hit], size[hit], grade[hit]))
         del grade, hit

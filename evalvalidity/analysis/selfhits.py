@@ -186,6 +186,8 @@ def _block_values(
     drop_gold: np.ndarray,
 ) -> np.ndarray:
     """The per-query values of one block of queries (indices 0..n_queries−1)."""
+    rq, rd, rp = (a.astype(np.int64, copy=False) for a in (rq, rd, rp))
+    gq, gd = gq.astype(np.int64, copy=False), gd.astype(np.int64, copy=False)
     keep = ~drop_row
     removed = np.zeros(len(rq), np.int64)
     if drop_row.any():
