@@ -524,6 +524,21 @@ def test_settings_do_not_rerun_the_check_until_run_check(app_on, demo_root, monk
     assert "metric rr@10" in _plain(at.markdown)
 
 
+def test_run_check_checks_a_setting_changed_just_before_the_click(app_on, demo_root):
+    # The browser sends the new k and the click together when the click lands before the
+    # page has redrawn for the new k: the check is of k as shown, not as last drawn.
+    at = app_on(demo_root).run()
+    at.number_input(key="cfg_k").set_value(7).run()
+    at.number_input(key="cfg_k").set_value(3)
+    at.button(key="run_check").click().run()
+    assert not at.exception
+    assert "Verdict: HEALTHY** — rr@3, 20 queries" in at.success[0].value
+    checked = _plain(at.markdown)
+    assert "metric rr@3" in checked
+    assert "Stale" not in checked
+    assert not at.warning  # no "the settings above changed"
+
+
 def test_new_benchmark_starts_from_nothing(app_on, demo_root):
     at = app_on(demo_root).run()
     at.button(key="new_benchmark").click().run()

@@ -360,15 +360,19 @@ def run_draft(chosen: Preset) -> None:
 pending = draft is not None and (applied is None or draft.plan != applied.plan)
 bar = st.columns([1, 3])
 with bar[0]:
-    st.button(
+    # Not an on_click callback: Streamlit calls one with the arguments of the last run that
+    # drew the button, and a setting changed just before the click (its rerun cut short by
+    # the click before it reached the button) would be left out of the plan checked. The
+    # click's own run holds every setting as the page showed it when clicked: ``draft``.
+    if st.button(
         "Run check",
         key="run_check",
         type="primary",
         disabled=draft is None or not pending,
         icon=":material/play_arrow:",
-        on_click=run_draft,
-        args=(draft,),
-    )
+    ) and (draft is not None and pending):
+        run_draft(draft)
+        st.rerun()  # the page drawn again from the top for the plan now checked
 with bar[1]:
     if problem is not None:
         st.warning(problem)

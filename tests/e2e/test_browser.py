@@ -89,6 +89,8 @@ def test_upload_cranfield_check_dense_against_noise_and_hybrid_and_download_the_
     _choose(page, "Noise run (Check 2)", "run_noise")
     _run_check(page)
     page.get_by_text("Verdict: HEALTHY").wait_for()
+    # The plan checked is the one chosen, noise run included (its gauge is one of the charts).
+    page.get_by_text(re.compile(r"^Checked: .* · noise run run_noise · ")).wait_for()
     _settled(page)
     page.locator("[data-testid=stVegaLiteChart]").first.wait_for()
     # The charts arrive one by one while the page renders: wait for them all.

@@ -205,3 +205,32 @@ def test_a_changed_setting_labels_the_verdict_stale_until_run(server, chromium, 
     page.screenshot(path=artifacts / "journey-5-after-run.png", full_page=True)
     assert "Stale" not in page.locator("body").inner_text()
     context.close()
+
+
+def test_a_setting_changed_just_before_run_check_is_the_one_checked(server, chromium, artifacts):
+    context, page = _open(chromium, server)
+    page.get_by_text("Verdict: HEALTHY").first.wait_for()
+    _choose(page, "Ties", "given")
+    # A quick user: the new setting and the click leave the browser together, before the
+    # page has redrawn for the setting (on a busy machine, a click during that rerun).
+    page.get_by_role("combobox", name="Ties", exact=True).click()
+    page.get_by_role("option", name="average", exact=True).wait_for()
+    page.evaluate(
+        """() => {
+            [...document.querySelectorAll('[role=option]')]
+                .find(o => o.textContent.trim() === 'average').click();
+            [...document.querySelectorAll('button')]
+                .find(b => b.textContent.includes('Run check')).click();
+        }"""
+    )
+    # The click's check drawn: the plan line names the ties of one of the two settings.
+    page.get_by_text(
+        re.compile(
+            r"^(Checked|Stale — checked before the settings changed): .*ties (given|average)"
+        )
+    ).wait_for()
+    _settled(page)
+    page.screenshot(path=artifacts / "journey-6-quick-run-check.png", full_page=True)
+    assert "ties average" in _plan_line(page)
+    assert "Stale" not in page.locator("body").inner_text()
+    context.close()
