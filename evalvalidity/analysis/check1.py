@@ -395,10 +395,56 @@ _SCORE_BLOCK = 1 << 17
 _DRAW_BLOCK = 1 << 16
 
 
+@dataclasses.dataclass(frozen=True)
+class _JudgedRows:
+    """The judgements of the judged queries, found once for every block of samples.
+
+    ``qrels`` is conformed; ``row_query`` is the query index of every row of ``qrels`` (-1
+    for a query that is not judged); ``by_query`` the rows of the judged queries, sorted by
+    query (then file order), and ``offsets`` their CSR offsets per query.
+    """
+
+    qrels: pa.Table
+    row_query: np.ndarray
+    by_query: np.ndarray
+    offsets: np.ndarray
+
+    @classmethod
+    def of(cls, qrels: pa.Table, bench: Benchmark) -> _JudgedRows:
+        """Index ``qrels`` by ``bench``'s queries.
+
+        Examples
+        --------
+        >>> qrels = pa.table({"qid": ["b", "x", "a", "b"], "docid": ["1", "2", "3", "4"],
+        ...                   "rel": [1, 1, 1, 0]})
+        >>> judged = pa.table({"qid": ["a", "b"], "docid": ["3", "1"], "rel": [1, 1]})
+        >>> bench = build_benchmark(judged, PoolSpec(corpus_size=10), parse_metric("rr"))
+        >>> rows = _JudgedRows.of(qrels, bench)  # query "x" is not one of the benchmark's
+        >>> rows.row_query.tolist(), rows.by_query.tolist(), rows.offsets.tolist()
+        ([1, -1, 0, 1], [2, 0, 3], [0, 1, 3])
+        """
+        qrels = conform(qrels, "qrels")
+        n_queries = len(bench.qids)
+        qq = pc.index_in(qrels.column("qid"), value_set=arrow_strings(bench.qids))
+        known = to_numpy(pc.is_valid(qq))
+        row_query = np.full(len(known), -1, dtype=np.int64)
+        row_query[known] = to_numpy(select(qq, known))
+        rows = np.flatnonzero(known)
+        by_query = rows[np.argsort(row_query[rows], kind="stable")]
+        offsets = np.concatenate(
+            ([0], np.cumsum(np.bincount(row_query[rows], minlength=n_queries)))
+        )
+        return cls(qrels, row_query, by_query, offsets)
+
+    def rows_of(self, q0: int, q1: int) -> np.ndarray:
+        """The rows of the queries ``q0 <= q < q1``, in file order."""
+        return np.sort(self.by_query[self.offsets[q0] : self.offsets[q1]])
+
+
 def _score_samples(
     sample: simulate.PrefixSample,
     namer: Callable[[np.ndarray, np.ndarray], pa.Array],
-    qrels: pa.Table,
+    qrels: pa.Table | _JudgedRows,
     bench: Benchmark,
     metric: Metric,
     units: pa.Table | None,
@@ -408,15 +454,9 @@ def _score_samples(
 
     Sample ``i`` is the query ``s<i>``, judged by its query's judgements; the samples are
     scored in blocks of ``_SCORE_BLOCK`` (each sample's score depends on its rows alone).
+    ``qrels`` may be given indexed (:class:`_JudgedRows`, found once for many calls).
     """
-    qrels = conform(qrels, "qrels")
-    n_queries = len(bench.qids)
-    qq = pc.index_in(qrels.column("qid"), value_set=arrow_strings(bench.qids))
-    qrels_known = to_numpy(pc.is_valid(qq))
-    qindex = np.zeros(len(qrels_known), dtype=np.int64)
-    qindex[qrels_known] = to_numpy(select(qq, qrels_known))
-    rows = np.flatnonzero(qrels_known)
-    row_query = qindex[rows]
+    judged = qrels if isinstance(qrels, _JudgedRows) else _JudgedRows.of(qrels, bench)
     values = np.zeros(sample.n_draws)
     for start in range(0, sample.n_draws, _SCORE_BLOCK):
         stop = min(start + _SCORE_BLOCK, sample.n_draws)
@@ -434,11 +474,15 @@ def _score_samples(
                 "line": pa.nulls(len(names), pa.int64()),
             }
         )
-        # Replicate each query's judgements for each of its samples (rows in file order).
+        # Replicate each query's judgements for each of its samples (rows in file order): only
+        # the rows of the block's queries, q0 <= q < q1, are read.
         block_query = sample.query[start:stop]
+        q0, q1 = int(block_query.min()), int(block_query.max()) + 1
+        rows = judged.rows_of(q0, q1)
+        row_query = judged.row_query[rows] - q0
         by_query = np.argsort(block_query, kind="stable")
         sample_offsets = np.concatenate(
-            ([0], np.cumsum(np.bincount(block_query, minlength=n_queries)))
+            ([0], np.cumsum(np.bincount(block_query - q0, minlength=q1 - q0)))
         )
         per_row = np.diff(sample_offsets)[row_query]
         row_rep = np.repeat(rows, per_row)
@@ -449,8 +493,8 @@ def _score_samples(
         replicated = pa.table(
             {
                 "qid": _sample_names(sample_rep),
-                "docid": qrels.column("docid").take(take),
-                "rel": qrels.column("rel").take(take),
+                "docid": judged.qrels.column("docid").take(take),
+                "rel": judged.qrels.column("rel").take(take),
                 "line": pa.nulls(len(row_rep), pa.int64()),
             }
         )
@@ -524,10 +568,16 @@ def builtin_check1(
         notes.append("Check 1 (built in) was skipped: the floor is 0.")
         return None
 
+    judged = _JudgedRows.of(qrels, bench)  # once, for every block of samples
+
     def draw(n_seeds: int, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # Blocks of queries, one after the other from the same generator: a benchmark of at
         # most _DRAW_BLOCK queries is drawn in one go.
-        parts = []
+        # Each block's samples are query-major: queries a..b-1 fill draws a*S .. b*S-1.
+        total = layout.n_queries * n_seeds
+        values = np.empty(total)
+        weight = np.empty(total)
+        query = np.empty(total, dtype=np.int64)
         for a in range(0, layout.n_queries, _DRAW_BLOCK):
             b = min(a + _DRAW_BLOCK, layout.n_queries)
             g0, g1 = int(layout.gold_offsets[a]), int(layout.gold_offsets[b])
@@ -547,15 +597,12 @@ def builtin_check1(
                 first_draw=first,
             )
             sample = dataclasses.replace(sample, query=sample.query + a)
-            values = _score_samples(sample, namer, qrels, bench, metric, units, ties)
-            parts.append((values, sample.weight, sample.query))
-        if len(parts) == 1:
-            return parts[0]
-        return (
-            np.concatenate([p[0] for p in parts]),
-            np.concatenate([p[1] for p in parts]),
-            np.concatenate([p[2] for p in parts]),
-        )
+            lo, hi = a * n_seeds, b * n_seeds
+            values[lo:hi] = _score_samples(sample, namer, judged, bench, metric, units, ties)
+            weight[lo:hi] = sample.weight
+            query[lo:hi] = sample.query
+            del sample
+        return values, weight, query
 
     q = layout.n_queries
     if seeds == "auto":

@@ -43,8 +43,9 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,10 +68,15 @@ from evalvalidity.analysis.results_nulls import (
 )
 from evalvalidity.analysis.selfhits import self_hits
 from evalvalidity.core.floors import Floor
-from evalvalidity.core.holes import hole_bounds, judged_at_k, judged_mask
+from evalvalidity.core.holes import _lookup_grades, hole_bounds, judged_at_k, judged_mask
 from evalvalidity.core.kernels import Judged, TiedHits
 from evalvalidity.core.metrics import Metric
-from evalvalidity.core.nulls import hub_documents, popularity_ranker, query_shuffle_null
+from evalvalidity.core.nulls import (
+    hub_documents,
+    popularity_ranker,
+    query_blocks,
+    query_shuffle_null,
+)
 from evalvalidity.core.tiebounds import tie_bounds
 from evalvalidity.errors import ParameterError
 from evalvalidity.io._arrow import from_numpy, strings, to_numpy
@@ -79,6 +85,7 @@ from evalvalidity.io.units_rule import segment_ids, units_from_rule
 __all__ = [
     "HOLES_K",
     "NULL_SHARE",
+    "QUERY_BLOCK",
     "RANKING_MAX_ROWS",
     "SEGMENT_SAMPLE",
     "SHUFFLE_MAX_HITS",
@@ -106,6 +113,10 @@ RANKING_MAX_ROWS = 1_000_000
 
 #: Segment ids are recognised on the run's first rows (ids of one run share their form).
 SEGMENT_SAMPLE = 200_000
+
+#: The nulls that read the ranking row by row (judgement holes, tie bounds, self-hits) take
+#: this many queries at a time: their working arrays grow with a block, not with Q.
+QUERY_BLOCK = 1 << 16
 
 #: Extra positions kept below the metric's depth (a self-hit removed moves the rest up).
 _SLACK = 10
@@ -314,11 +325,13 @@ def _popularity(
                 f"{pool.kind} ({pool.analytic_unit}) gives neither."
             ),
         )
+    gold = (coded.gold_query, coded.gold_doc, coded.gold_grade)
+    if not relevant.all():
+        gold = (gold[0][relevant], gold[1][relevant], gold[2][relevant])
+    del relevant
     try:
         null = popularity_ranker(
-            coded.gold_query[relevant],
-            coded.gold_doc[relevant],
-            coded.gold_grade[relevant],
+            *gold,
             metric=metric,
             n_queries=coded.n_queries,
             **args,
@@ -415,74 +428,160 @@ def query_independent(
 # --------------------------------------------------------------------------- holes and ties
 
 
-def judgement_holes(coded: Coded, metric: Metric) -> HoleCheck:
-    """judged@k per query and overall, and the score's range with the holes filled."""
+_RUN_FIELDS = ("run_query", "run_doc", "run_position", "tie_start", "tie_size", "self_row")
+_GOLD_FIELDS = ("gold_query", "gold_doc", "gold_grade")
+
+
+def by_query(coded: Coded) -> Coded:
+    """``coded`` with its ranked rows and its judgements each sorted by query (stably).
+
+    :func:`code_tables` leaves them so (then ``coded`` itself is returned, nothing copied).
+
+    Examples
+    --------
+    >>> c = Coded(np.array(["a", "b"], object), pa.array(["x"]), np.array([1, 0]),
+    ...           np.array([0, 0]), np.array([1, 1]), None, None, np.zeros(2, bool),
+    ...           np.array([1, 0]), np.array([0, 0]), np.array([1, 1]))
+    >>> by_query(c).run_query.tolist(), by_query(c).gold_query.tolist()
+    ([0, 1], [0, 1])
+    """
+    changes: dict[str, np.ndarray] = {}
+    for fields in (_RUN_FIELDS, _GOLD_FIELDS):
+        query = getattr(coded, fields[0])
+        if len(query) > 1 and not bool(np.all(query[1:] >= query[:-1])):
+            order = np.argsort(query, kind="stable")
+            for name in fields:
+                values = getattr(coded, name)
+                if values is not None:
+                    changes[name] = values[order]
+    return dataclasses.replace(coded, **changes) if changes else coded
+
+
+def _int64(values: np.ndarray) -> np.ndarray:
+    """``values`` as int64 (a block's codes are keyed ``query * width + doc``: no overflow)."""
+    return values.astype(np.int64, copy=False)
+
+
+def query_block_rows(coded: Coded, block: int) -> Iterator[tuple[int, int, slice, slice]]:
+    """``(q0, q1, rows, golds)`` of each block of queries of a :func:`by_query`-sorted ``coded``.
+
+    ``rows`` and ``golds`` slice the ranked rows and the judgements of the queries
+    ``q0 <= q < q1``.
+
+    Examples
+    --------
+    >>> c = Coded(np.array(["a", "b", "c"], object), pa.array(["x"]), np.array([0, 2, 2]),
+    ...           np.array([0, 0, 0]), np.array([1, 1, 2]), None, None, np.zeros(3, bool),
+    ...           np.array([1]), np.array([0]), np.array([1]))
+    >>> [(q0, q1, r.start, r.stop, g.start, g.stop) for q0, q1, r, g in query_block_rows(c, 2)]
+    [(0, 2, 0, 1, 0, 1), (2, 3, 1, 3, 1, 1)]
+    """
+    for q0, q1, (rows, golds) in query_blocks(
+        coded.n_queries, block, coded.run_query, coded.gold_query
+    ):
+        yield q0, q1, rows, golds
+
+
+def judgement_holes(coded: Coded, metric: Metric, *, block: int = QUERY_BLOCK) -> HoleCheck:
+    """judged@k per query and overall, and the score's range with the holes filled.
+
+    Every value is per query, so the queries are taken ``block`` at a time
+    (:data:`QUERY_BLOCK`): the same numbers, with working arrays of a block's size.
+    """
     k = metric.k if metric.k is not None else HOLES_K
     depth = metric.k
-    rq, rd, rp = coded.run_query, coded.run_doc, coded.run_position
-    if depth is not None and rp.max(initial=0) > depth:  # no copies when nothing is cut
-        cut = rp <= depth
-        rq, rd, rp = rq[cut], rd[cut], rp[cut]
-    mask = judged_mask(rq, rd, coded.gold_query, coded.gold_doc)
-    at_k = judged_at_k(rq, rp, mask, k, coded.n_queries)
-    bounds = hole_bounds(
-        rq,
-        rd,
-        rp,
-        coded.gold_query,
-        coded.gold_doc,
-        coded.gold_grade,
-        metric=metric,
-        n_queries=coded.n_queries,
-    )
-    score = float(np.mean(bounds.scored))
+    coded = by_query(coded)
+    # the grade of a filled hole: hole_bounds' default, over all the judgements
+    hole_grade = max(int(coded.gold_grade.max(initial=1)), 1, metric.rel)
+    n = coded.n_queries
+    share, scored, low, high = np.ones(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    judged_total = depth_total = holes = depends = 0
+    for q0, q1, rows, golds in query_block_rows(coded, block):
+        rq, rd, rp = coded.run_query[rows] - q0, coded.run_doc[rows], coded.run_position[rows]
+        if depth is not None and rp.max(initial=0) > depth:  # no copies when nothing is cut
+            cut = rp <= depth
+            rq, rd, rp = rq[cut], rd[cut], rp[cut]
+        gq = coded.gold_query[golds] - q0
+        gd, gg = coded.gold_doc[golds], coded.gold_grade[golds]
+        at_k = judged_at_k(rq, rp, judged_mask(rq, rd, gq, gd), k, q1 - q0)
+        share[q0:q1] = at_k.share
+        judged_total += int(at_k.judged.sum())
+        depth_total += int(at_k.depth.sum())
+        bounds = hole_bounds(
+            rq, rd, rp, gq, gd, gg, metric=metric, n_queries=q1 - q0, hole_grade=hole_grade
+        )
+        scored[q0:q1], low[q0:q1], high[q0:q1] = bounds.scored, bounds.low, bounds.high
+        holes += int(bounds.holes.sum())
+        depends += int(bounds.depends_on_holes.sum())
+        del at_k, bounds
+    # as judged_at_k's overall and HoleBounds' means, over all the queries
+    overall = judged_total / depth_total if depth_total else 1.0
+    score = float(np.mean(scored))
     return HoleCheck(
         k=k,
         applicable=bool(np.any(coded.gold_grade <= 0)),
-        overall_judged=at_k.overall,
-        per_query_judged=at_k.share,
-        holes=int(bounds.holes.sum()),
+        overall_judged=overall,
+        per_query_judged=share,
+        holes=holes,
         score=score,
-        interval=Interval(score, bounds.mean_low, bounds.mean_high),
-        per_query_low=bounds.low,
-        per_query_high=bounds.high,
-        depends=int(bounds.depends_on_holes.sum()),
+        interval=Interval(score, float(np.mean(low)), float(np.mean(high))),
+        per_query_low=low,
+        per_query_high=high,
+        depends=depends,
     )
 
 
 def tie_sensitivity(
-    coded: Coded, metric: Metric, threshold: float | None, score: float | None
+    coded: Coded,
+    metric: Metric,
+    threshold: float | None,
+    score: float | None,
+    *,
+    block: int = QUERY_BLOCK,
 ) -> TieSensitivity | None:
-    """The model's [worst, best] over the orders of each tied group, and the tie average."""
+    """The model's [worst, best] over the orders of each tied group, and the tie average.
+
+    The ranked rows' grades are looked up ``block`` queries at a time (:data:`QUERY_BLOCK`);
+    only the rows that hit a relevant judgement are kept for the bounds.
+    """
     if coded.tie_start is None or coded.tie_size is None:
         return None
-    start, size = coded.tie_start, coded.tie_size
-    tied_rows = size > 1
-    if metric.k is not None:
-        tied_rows &= start <= metric.k
-    tied_queries = len(np.unique(coded.run_query[tied_rows]))
+    coded = by_query(coded)
+    assert coded.tie_start is not None and coded.tie_size is not None
     gq, gd, gg = coded.gold_query, coded.gold_doc, coded.gold_grade
     relevant = gg >= 1
-    width = int(max(coded.run_doc.max(initial=-1), gd.max(initial=-1))) + 1
-    keys = gq[relevant] * width + gd[relevant]
-    order = np.argsort(keys)
-    wanted = coded.run_query * width + coded.run_doc
-    grade = np.zeros(len(wanted), np.int64)
-    if len(keys):
-        at = np.clip(np.searchsorted(keys[order], wanted), 0, len(keys) - 1)
-        found = keys[order][at] == wanted
-        grade = np.where(found, gg[relevant][order][at], 0)
-    hit = grade >= 1
-    group_key = coded.run_query[hit] * (int(start.max(initial=0)) + 1) + start[hit]
+    tied_queries = 0
+    empty = np.zeros(0, np.int64)
+    parts: list[tuple[np.ndarray, ...]] = [(empty, empty, empty, empty)]
+    for _, _, rows, golds in query_block_rows(coded, block):
+        rq, rd = _int64(coded.run_query[rows]), _int64(coded.run_doc[rows])
+        start, size = _int64(coded.tie_start[rows]), _int64(coded.tie_size[rows])
+        tied_rows = size > 1
+        if metric.k is not None:
+            tied_rows &= start <= metric.k
+        tied_queries += len(np.unique(rq[tied_rows]))
+        del tied_rows
+        keep = relevant[golds]
+        grade = _lookup_grades(
+            rq, rd, _int64(gq[golds][keep]), _int64(gd[golds][keep]), gg[golds][keep]
+        )[1]
+        hit = grade >= 1
+        parts.append((rq[hit], start[hit], size[hit], grade[hit]))
+        del grade, hit
+    hit_query, hit_start, hit_size, hit_grade = (
+        np.concatenate([p[i] for p in parts]) for i in range(4)
+    )
+    del parts
+    group_key = hit_query * (int(coded.tie_start.max(initial=0)) + 1) + hit_start
     groups, item_group = np.unique(group_key, return_inverse=True)
     first = np.zeros(len(groups), np.int64)
-    first[item_group.ravel()] = np.arange(int(hit.sum()))
+    first[item_group.ravel()] = np.arange(len(hit_query))
     tied = TiedHits(
-        coded.run_query[hit][first],
-        start[hit][first],
-        size[hit][first],
+        hit_query[first],
+        hit_start[first],
+        hit_size[first],
         item_group.ravel(),
-        grade[hit],
+        hit_grade,
     )
     judged = Judged.from_items(gq[relevant], gg[relevant], coded.n_queries)
     bounds = tie_bounds(metric, tied, judged)

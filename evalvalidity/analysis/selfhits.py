@@ -146,13 +146,52 @@ def _text_matches(
     return match
 
 
-def _score(coded: Coded, metric: Metric, drop_row: np.ndarray, drop_gold: np.ndarray) -> float:
-    """The model's mean with some ranked rows and some judgements removed (ranks close up)."""
+def _score(
+    coded: Coded, metric: Metric, drop_row: np.ndarray, drop_gold: np.ndarray, block: int
+) -> float:
+    """The model's mean with some ranked rows and some judgements removed (ranks close up).
+
+    ``coded`` is sorted by query (:func:`~evalvalidity.analysis.nulls.by_query`); the
+    per-query values are computed ``block`` queries at a time and averaged over all of them.
+    """
+    from evalvalidity.analysis.nulls import query_block_rows
+
+    values = np.empty(coded.n_queries)
+    for q0, q1, rows, golds in query_block_rows(coded, block):
+        values[q0:q1] = _block_values(
+            metric,
+            q1 - q0,
+            coded.run_query[rows] - q0,
+            coded.run_doc[rows],
+            coded.run_position[rows],
+            drop_row[rows],
+            coded.gold_query[golds] - q0,
+            coded.gold_doc[golds],
+            coded.gold_grade[golds],
+            drop_gold[golds],
+        )
+    return float(np.mean(values))
+
+
+def _block_values(
+    metric: Metric,
+    n_queries: int,
+    rq: np.ndarray,
+    rd: np.ndarray,
+    rp: np.ndarray,
+    drop_row: np.ndarray,
+    gq: np.ndarray,
+    gd: np.ndarray,
+    gg: np.ndarray,
+    drop_gold: np.ndarray,
+) -> np.ndarray:
+    """The per-query values of one block of queries (indices 0..n_queries−1)."""
+    rq, rd, rp = (a.astype(np.int64, copy=False) for a in (rq, rd, rp))
+    gq, gd = gq.astype(np.int64, copy=False), gd.astype(np.int64, copy=False)
     keep = ~drop_row
-    rq, rd, rp = coded.run_query, coded.run_doc, coded.run_position
-    order = np.lexsort((rp, rq))
     removed = np.zeros(len(rq), np.int64)
     if drop_row.any():
+        order = np.lexsort((rp, rq))
         sorted_q = rq[order]
         dropped = drop_row[order].astype(np.int64)
         before = np.cumsum(dropped) - dropped
@@ -161,21 +200,27 @@ def _score(coded: Coded, metric: Metric, drop_row: np.ndarray, drop_gold: np.nda
         removed[order] = before - base
     position = rp - removed
     gold = ~drop_gold
-    gq, gd, gg = coded.gold_query[gold], coded.gold_doc[gold], coded.gold_grade[gold]
+    gq, gd, gg = gq[gold], gd[gold], gg[gold]
     _, grade = _lookup_grades(rq[keep], rd[keep], gq, gd, gg)
     hit = grade >= 1
     relevant = gg >= 1
-    judged = Judged.from_items(gq[relevant], gg[relevant], coded.n_queries)
+    judged = Judged.from_items(gq[relevant], gg[relevant], n_queries)
     hits = Hits(rq[keep][hit], position[keep][hit], grade[hit])
-    return float(np.mean(evaluate(metric, hits, judged)))
+    return evaluate(metric, hits, judged)
 
 
-def _own_codes(coded: Coded) -> np.ndarray:
-    """The document code of each query's own id (-1 when no document has it)."""
-    index = pc.index_in(strings(coded.qids), value_set=coded.vocab)
-    known = to_numpy(pc.is_valid(index))  # Arrow's to_numpy (and a -1 scalar) import pandas
-    codes = np.full(len(known), -1, dtype=np.int64)
-    codes[known] = to_numpy(pc.drop_null(index))
+def _own_codes(coded: Coded, block: int) -> np.ndarray:
+    """The document code of each query's own id (-1 when no document has it).
+
+    The ids are made Arrow strings ``block`` queries at a time (:func:`strings` holds a
+    Python bytes object per id while it builds them).
+    """
+    codes = np.full(coded.n_queries, -1, dtype=np.int64)
+    for start in range(0, coded.n_queries, block):
+        stop = min(start + block, coded.n_queries)
+        index = pc.index_in(strings(coded.qids[start:stop]), value_set=coded.vocab)
+        known = to_numpy(pc.is_valid(index))  # Arrow's to_numpy (and a -1 scalar) import pandas
+        codes[start:stop][known] = to_numpy(pc.drop_null(index))
     return codes
 
 
@@ -231,6 +276,7 @@ def self_hits(
     corpus_texts: pa.Table | None = None,
     *,
     max_examples: int = 5,
+    block: int | None = None,
 ) -> SelfHits:
     """Count self-hits and id collisions, and score the model and floor without them.
 
@@ -240,9 +286,14 @@ def self_hits(
     the metric's depth. With :math:`S_q` the ranked rows of query q that are q itself (its id, or a text within
     :data:`NEAR_IDENTICAL` of its text), the score without self-hits ranks q's other items at
     positions closed up over :math:`S_q` and drops the judgements (q, q); the floor without
-    them is the exact floor of the judgements without (q, q).
+    them is the exact floor of the judgements without (q, q). The scores are computed
+    ``block`` queries at a time (None: :data:`~evalvalidity.analysis.nulls.QUERY_BLOCK`).
     """
-    own_doc = _own_codes(coded)
+    from evalvalidity.analysis.nulls import QUERY_BLOCK, by_query
+
+    block = QUERY_BLOCK if block is None else block
+    coded = by_query(coded)
+    own_doc = _own_codes(coded, block)
     queries_as_documents = int(np.count_nonzero(own_doc >= 0))
     row = coded.self_row.copy()
     text_matches = None
@@ -256,8 +307,10 @@ def self_hits(
     judged_self = len(np.unique(coded.gold_query[drop_gold]))
     shown = np.unique(np.concatenate((coded.run_query[row], coded.gold_query[drop_gold])))
     examples = tuple(str(q) for q in coded.qids[shown[:max_examples]])
-    score_with = _score(coded, metric, np.zeros(len(row), bool), np.zeros(len(drop_gold), bool))
-    score_without = _score(coded, metric, row, drop_gold)
+    score_with = _score(
+        coded, metric, np.zeros(len(row), bool), np.zeros(len(drop_gold), bool), block
+    )
+    score_without = _score(coded, metric, row, drop_gold, block)
     floor_with = float(np.mean(floor.expected)) if len(floor.expected) else 0.0
     floor_without: float | None = floor_with
     if judged_self:

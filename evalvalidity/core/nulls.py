@@ -55,6 +55,7 @@ __all__ = [
     "ShuffleNull",
     "hub_documents",
     "popularity_ranker",
+    "query_blocks",
     "query_shuffle_null",
 ]
 
@@ -112,7 +113,55 @@ def _relevant(
     query: np.ndarray, doc: np.ndarray, grade: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     keep = grade >= 1
+    if keep.all():  # nothing to drop: no copies
+        return query, doc, grade
     return query[keep], doc[keep], grade[keep]
+
+
+def query_blocks(
+    n_queries: int, block: int, *sorted_query: Any
+) -> list[tuple[int, int, list[slice]]]:
+    """Consecutive blocks of at most ``block`` queries, with the rows of each array they hold.
+
+    A computation that is one value per query (a metric, a count, a bound) can run block by
+    block on rows sorted by query: its working arrays then grow with ``block``, not with Q.
+
+    Parameters
+    ----------
+    n_queries : int
+        Q >= 0; the blocks cover the queries 0..Q−1 (none when Q is 0).
+    block : int
+        Queries per block, >= 1.
+    *sorted_query : array-like of int
+        Each the query index of an array's rows, sorted ascending.
+
+    Returns
+    -------
+    list of (int, int, list of slice)
+        ``(q0, q1, rows)``: the block holds queries ``q0 <= q < q1`` and ``rows[i]`` are the
+        rows of ``sorted_query[i]`` in it.
+
+    Raises
+    ------
+    ParameterError
+        For ``block`` < 1 or ``n_queries`` < 0.
+
+    Examples
+    --------
+    >>> query_blocks(5, 2, np.array([0, 0, 3, 4]), np.array([1, 2]))  # doctest: +NORMALIZE_WHITESPACE
+    [(0, 2, [slice(0, 2, None), slice(0, 1, None)]),
+     (2, 4, [slice(2, 3, None), slice(1, 2, None)]),
+     (4, 5, [slice(3, 4, None), slice(2, 2, None)])]
+    """
+    func = "query_blocks"
+    n_queries = _int_at_least(n_queries, 0, "n_queries", func)
+    block = _int_at_least(block, 1, "block", func)
+    edges = np.append(np.arange(0, n_queries, block, dtype=np.int64), n_queries)
+    bounds = [np.searchsorted(np.asarray(q), edges, side="left").tolist() for q in sorted_query]
+    return [
+        (int(edges[b]), int(edges[b + 1]), [slice(at[b], at[b + 1]) for at in bounds])
+        for b in range(len(edges) - 1)
+    ]
 
 
 # --------------------------------------------------------------------------- query shuffle
@@ -535,6 +584,7 @@ def popularity_ranker(
                 f" documents. Got {size} instead."
             )
         tied = _corpus_groups(query, own, grade, count, size, n_queries)
+    del query, doc, grade, own  # the tie groups hold what the bounds read
     bounds = tie_bounds(metric, tied, judged)
     return PopularityNull(metric, bounds.average, bounds.worst, bounds.best)
 
@@ -551,19 +601,26 @@ def _corpus_groups(
     value = own - 1  # each gold item of i loses i's own vote
     # N_{>v}: documents whose count exceeds v, from the sorted counts.
     sorted_counts = np.sort(count)
-    above = len(sorted_counts) - np.searchsorted(sorted_counts, value, "right")
-    equal = np.searchsorted(sorted_counts, value, "right") - np.searchsorted(
-        sorted_counts, value, "left"
-    )
+    right = np.searchsorted(sorted_counts, value, "right")
+    above = len(sorted_counts) - right
+    equal = right - np.searchsorted(sorted_counts, value, "left")
+    del right
     equal = np.where(value == 0, corpus_size - len(sorted_counts), equal)
+    del value
     # |{d in gold_i : c(d) = x}| for x = v and v + 1, by (query, count) keys.
     width = int(own.max(initial=0)) + 2
-    keys, per_key = np.unique(query * width + own, return_counts=True)
-    same = _lookup(keys, per_key, query * width + value)
-    next_up = _lookup(keys, per_key, query * width + value + 1)
+    key = query * width + own
+    keys, per_key = np.unique(key, return_counts=True)
+    key -= 1  # query * width + v
+    same = _lookup(keys, per_key, key)
+    next_up = _lookup(keys, per_key, key + 1)
+    del keys, per_key
     start = 1 + above - next_up
+    del above
     size = equal - same + next_up
-    groups, item_group = np.unique(query * width + value, return_inverse=True)
+    del equal, same, next_up
+    groups, item_group = np.unique(key, return_inverse=True)
+    del key
     first = np.zeros(len(groups), np.int64)
     first[item_group] = np.arange(len(query))
     return TiedHits(groups // width, start[first], size[first], item_group.ravel(), grade)
