@@ -129,3 +129,22 @@ def test_a_dataset_file_is_the_same_bytes_every_time(tmp_path, monkeypatch, stre
         info = ws.add(source)
         files.append((tmp_path / f"ws{i}" / "data" / f"{info.id}.parquet").read_bytes())
     assert hashlib.sha256(files[0]).digest() == hashlib.sha256(files[1]).digest()
+
+
+def test_a_graded_metric_of_a_large_run_gives_the_same_bits_every_time():
+    # nDCG of a run scored through DuckDB's SQL (past the small-run path: Cranfield's dense
+    # run, chunks deduplicated to documents): the hits come back as DuckDB's threads finish,
+    # and a sum in their order differed in its last bit from one check to the next
+    from conftest import CRANFIELD
+
+    from evalvalidity.analysis.check import PoolSpec, check_tables
+    from evalvalidity.io.ingest import read_qrels, read_run, read_units
+    from evalvalidity.report import records as report
+
+    run, qrels = read_run(CRANFIELD / "run_dense.trec"), read_qrels(CRANFIELD / "qrels.txt")
+    pool = PoolSpec(units=read_units(CRANFIELD / "chunks.tsv"))
+    texts = {
+        report.to_json(check_tables(run, qrels, pool=pool, metric="ndcg@10", seeds=5, seed=3))
+        for _ in range(4)
+    }
+    assert len(texts) == 1
