@@ -163,15 +163,18 @@ def _codes(column: Any, values: pa.Array) -> np.ndarray:
     return codes
 
 
+def _dictionary_key(dictionary: pa.Array) -> tuple[int, int, int]:
+    """Which dictionary a chunk points at: chunks of one column share theirs (no copy)."""
+    return (dictionary.buffers()[1].address, dictionary.offset, len(dictionary))
+
+
 def _id_pieces(column: Any) -> list[pa.Array]:
     """The string arrays holding ``column``'s ids: a dictionary column's dictionaries (once)."""
     if not (isinstance(column, pa.ChunkedArray) and pa.types.is_dictionary(column.type)):
         return _chunks(column)
     seen: dict[tuple[int, int, int], pa.Array] = {}
     for chunk in column.chunks:
-        values = chunk.dictionary
-        key = (values.buffers()[1].address, values.offset, len(values))
-        seen.setdefault(key, values)
+        seen.setdefault(_dictionary_key(chunk.dictionary), chunk.dictionary)
     return list(seen.values())
 
 
@@ -182,10 +185,9 @@ def _row_codes(column: Any, values: pa.Array) -> np.ndarray:
     parts = [np.zeros(0, np.int64)]
     found: dict[tuple[int, int, int], np.ndarray] = {}
     for chunk in column.chunks:
-        dictionary = chunk.dictionary
-        key = (dictionary.buffers()[1].address, dictionary.offset, len(dictionary))
+        key = _dictionary_key(chunk.dictionary)
         if key not in found:
-            found[key] = _codes(dictionary, values)
+            found[key] = _codes(chunk.dictionary, values)
         parts.append(found[key][np.asarray(to_numpy(chunk.indices), dtype=np.intp)])
     return np.concatenate(parts)
 
