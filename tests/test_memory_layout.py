@@ -212,3 +212,61 @@ def test_the_kept_ranking_of_chunks_holds_codes_too():
         {"qid": "q1", "docid": "B", "position": 2},
         {"qid": "q2", "docid": "B", "position": 1},
     ]
+
+
+def test_the_coded_tables_hold_int32_codes():
+    """Several codes per ranked row are held through every null: int32, not int64."""
+    run, qrels = _tables()
+    metric = parse_metric("rr@10")
+    bench = build_benchmark(qrels, PoolSpec(corpus_size=100), metric)
+    scored = score_run(run, qrels, metric, keep_ranking=True, ranking_depth=20)
+    coded = nulls.code_tables(bench, qrels, scored.ranking, metric.k)
+    assert len(coded.run_query) > 0 and coded.tie_start is not None
+    for name in ("run_query", "run_doc", "run_position", "tie_start", "tie_size"):
+        assert getattr(coded, name).dtype == np.int32, name
+    for name in ("gold_query", "gold_doc", "gold_grade"):
+        assert getattr(coded, name).dtype == np.int32, name
+
+
+def test_the_shuffle_null_reads_sorted_int32_codes_in_place(monkeypatch):
+    """Rows already by query, in int32: the join reads them without an int64 or sorted copy."""
+    from evalvalidity.core import nulls as core_nulls
+
+    query = np.array([0, 0, 1, 1, 2], np.int32)
+    doc = np.array([7, 5, 7, 6, 5], np.int32)
+    position = np.array([1, 2, 1, 2, 1], np.int32)
+    seen: list[np.ndarray] = []
+    real = core_nulls._pair_values
+
+    def spy(metric, run, *args, **kwargs):
+        seen.extend(run)
+        return real(metric, run, *args, **kwargs)
+
+    monkeypatch.setattr(core_nulls, "_pair_values", spy)
+    null = core_nulls.query_shuffle_null(
+        query, doc, position, [0, 1, 2], [7, 7, 5], [1, 1, 1], metric="rr@10", n_queries=3
+    )
+    assert null.n_pairs_hit > 0 and len(seen) == 3
+    for given, read in zip((query, doc, position), seen, strict=True):
+        assert read.dtype == np.int32 and np.shares_memory(read, given)
+
+
+def test_the_triage_rows_are_built_after_the_other_nulls(monkeypatch):
+    """The triage table is not held while the other nulls hold their codes (their peak)."""
+    run, qrels = _tables()
+    calls: list[str] = []
+    real_triage, real_nulls = check.triage, check.other_nulls
+
+    def triage(*args, **kwargs):
+        calls.append("triage")
+        return real_triage(*args, **kwargs)
+
+    def other(*args, **kwargs):
+        calls.append("other_nulls")
+        return real_nulls(*args, **kwargs)
+
+    monkeypatch.setattr(check, "triage", triage)
+    monkeypatch.setattr(check, "other_nulls", other)
+    result = check.check_tables(run, qrels, pool=PoolSpec(corpus_size=100), seeds=4)
+    assert calls == ["other_nulls", "triage"]
+    assert len(result.queries) == len(set(qrels.column("qid").to_pylist()))

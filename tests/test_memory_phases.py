@@ -166,3 +166,56 @@ def test_check1_reads_each_blocks_judgements_from_one_index(monkeypatch):
     monkeypatch.setattr(check1, "_SCORE_BLOCK", 7)  # blocks that split queries' samples
     again = check1._score_samples(sample, namer, rows, bench, metric, None, "trec_eval")
     assert whole.tobytes() == again.tobytes() and whole.any()
+
+
+def _widened(coded: nulls.Coded) -> nulls.Coded:
+    """``coded`` with every code array int64 (as code_tables made them before int32 codes)."""
+    names = ("run_query", "run_doc", "run_position", "tie_start", "tie_size")
+    names += ("gold_query", "gold_doc", "gold_grade")
+    return dataclasses.replace(
+        coded, **{name: getattr(coded, name).astype(np.int64) for name in names}
+    )
+
+
+@pytest.mark.parametrize("metric_name", METRICS)
+def test_the_nulls_give_the_same_numbers_from_int32_codes(metric_name):
+    coded, metric, floor, pool, qrels = _coded(2, metric_name)
+    assert coded.run_query.dtype == np.int32 and coded.gold_doc.dtype == np.int32
+    wide = _widened(coded)
+    _same(
+        nulls.query_independent(coded, metric, floor, pool, None, with_run=True),
+        nulls.query_independent(wide, metric, floor, pool, None, with_run=True),
+    )
+    _same(nulls.judgement_holes(coded, metric), nulls.judgement_holes(wide, metric))
+    _same(
+        nulls.tie_sensitivity(coded, metric, 0.01, 0.5),
+        nulls.tie_sensitivity(wide, metric, 0.01, 0.5),
+    )
+    _same(
+        self_hits(coded, metric, floor, pool, qrels), self_hits(wide, metric, floor, pool, qrels)
+    )
+
+
+def test_the_shuffle_null_keys_int32_codes_without_overflow():
+    """Codes whose keys ``i * Q + j`` pass 2**31 give the int64 codes' numbers exactly."""
+    from evalvalidity.core.nulls import query_shuffle_null
+
+    rng = np.random.default_rng(0)
+    n = 60_000  # i * n + j reaches 3.6e9 > 2**31
+    query = np.repeat(np.arange(n), 2)
+    doc = rng.integers(0, 15_000, size=2 * n) * 2 + np.tile([0, 1], n)  # distinct per query
+    position = np.tile([1, 2], n)
+    gold_query = np.arange(n)
+    gold_doc = rng.integers(0, 30_000, size=n)  # a few queries' gold each: few hits
+    grade = np.ones(n, np.int64)
+    wide = query_shuffle_null(
+        query, doc, position, gold_query, gold_doc, grade, metric="rr@10", n_queries=n
+    )
+    narrow = query_shuffle_null(
+        *(a.astype(np.int32) for a in (query, doc, position, gold_query, gold_doc)),
+        grade.astype(np.int32),
+        metric="rr@10",
+        n_queries=n,
+    )
+    assert wide.n_pairs_hit > 0
+    _same(narrow, wide)

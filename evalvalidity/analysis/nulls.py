@@ -233,7 +233,12 @@ def code_tables(
     gq, gd, gg = gq[order], gd[order], gg[order]
     first = np.ones(len(gq), bool)
     first[1:] = (gq[1:] != gq[:-1]) | (gd[1:] != gd[:-1])
-    gold = (gq[first], gd[first], gg[first])
+    gold = (
+        _narrow(gq[first], len(qids)),
+        _narrow(gd[first], len(vocab)),
+        _narrow(gg[first], int(np.abs(gg).max(initial=0)) + 1),
+    )
+    del gq, gd, gg, first, order
     empty = np.zeros(0, np.int64)
     if ranking is None:
         return Coded(bench.qids, vocab, empty, empty, empty, None, None, np.zeros(0, bool), *gold)
@@ -258,20 +263,39 @@ def code_tables(
     if len(rq) > 1 and not _sorted_by(rq, rp):
         row_order = np.lexsort((rp, rq))
         rq, rp = rq[row_order], rp[row_order]
+    rq = _narrow(rq, len(qids))
+    rp = _narrow(rp, int(rp.max(initial=0)) + 1)
 
     def column(values: np.ndarray) -> np.ndarray:
         values = values[kept]
-        return values if row_order is None else values[row_order]
+        values = values if row_order is None else values[row_order]
+        return _narrow(values, int(np.abs(values).max(initial=0)) + 1)
 
     rd = column(_row_codes(rows.column("docid"), vocab))
     # A row's document id is its query's own id when both have the same code in the vocabulary
     # (every ranked id has one; a query id that is no document's has none).
-    query_as_doc = _codes(qids, vocab)
+    query_as_doc = _narrow(_codes(qids, vocab), len(vocab))
     self_row = (query_as_doc[rq] == rd) & (rd >= 0)
+    del query_as_doc
     tie_start = tie_size = None
     if "tie_start" in names:
         tie_start, tie_size = column(ints("tie_start")), column(ints("tie_size"))
     return Coded(bench.qids, vocab, rq, rd, rp, tie_start, tie_size, self_row, *gold)
+
+
+def _narrow(values: np.ndarray, bound: int) -> np.ndarray:
+    """``values`` (integers in (-bound, bound)) as int32 when ``bound`` fits, else int64.
+
+    The codes are held through every null (several per ranked row): int32 halves them. Every
+    reader widens a block's codes to int64 before keying them ``query * width + doc``.
+
+    Examples
+    --------
+    >>> _narrow(np.array([3, -1]), 4).dtype, _narrow(np.array([3]), 2**31).dtype
+    (dtype('int32'), dtype('int64'))
+    """
+    dtype = np.int32 if bound <= np.iinfo(np.int32).max else np.int64
+    return values.astype(dtype, copy=False)
 
 
 def _sorted_by(query: np.ndarray, position: np.ndarray) -> bool:
@@ -351,8 +375,12 @@ def _shuffle(
     relevant = coded.gold_grade >= metric.rel if metric.binary else coded.gold_grade >= 1
     gold_per_doc = np.bincount(coded.gold_doc[relevant], minlength=len(coded.vocab))
     depth = metric.k
-    cut = coded.run_position <= depth if depth is not None else np.ones(len(coded.run_doc), bool)
-    hits = int(gold_per_doc[coded.run_doc[cut]].sum())
+    run = (coded.run_query, coded.run_doc, coded.run_position)
+    if depth is not None and int(coded.run_position.max(initial=0)) > depth:
+        cut = coded.run_position <= depth  # no copies when nothing is cut
+        run = (run[0][cut], run[1][cut], run[2][cut])
+        del cut
+    hits = int(gold_per_doc[run[1]].sum())
     if hits > max_hits:
         return (
             None,
@@ -365,9 +393,7 @@ def _shuffle(
             ),
         )
     null = query_shuffle_null(
-        coded.run_query[cut],
-        coded.run_doc[cut],
-        coded.run_position[cut],
+        *run,
         coded.gold_query,
         coded.gold_doc,
         coded.gold_grade,

@@ -66,12 +66,37 @@ _BLOCK_HITS = 1 << 20
 # --------------------------------------------------------------------------- validation
 
 
+def _narrow_codes(value: Any, name: str, func: str) -> np.ndarray:
+    """:func:`_codes`, but an int32 array is kept as it is (no int64 copy).
+
+    For a caller that widens to int64 whatever it keys (``query * width + doc``).
+
+    Examples
+    --------
+    >>> _narrow_codes(np.array([1, 2], np.int32), "x", "f").dtype
+    dtype('int32')
+    >>> _narrow_codes([1, 2], "x", "f").dtype
+    dtype('int64')
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype == np.int32:
+        return value
+    return _codes(value, name, func)
+
+
 def _run(
-    run_query: Any, run_doc: Any, run_position: Any, func: str, n_queries: int
+    run_query: Any,
+    run_doc: Any,
+    run_position: Any,
+    func: str,
+    n_queries: int,
+    *,
+    narrow: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    query = _codes(run_query, "run_query", func)
-    doc = _codes(run_doc, "run_doc", func)
-    position = _codes(run_position, "run_position", func)
+    """The run's validated codes: int64, or (``narrow``) int32 ones kept as they are."""
+    codes = _narrow_codes if narrow else _codes
+    query = codes(run_query, "run_query", func)
+    doc = codes(run_doc, "run_doc", func)
+    position = codes(run_position, "run_position", func)
     _equal_lengths(func, run_query=query, run_doc=doc, run_position=position)
     _queries(query, "run_query", func, n_queries)
     _at_least(doc, 0, "run_doc", func, "document codes")
@@ -291,7 +316,7 @@ def _pair_values(
     row = np.repeat(np.arange(len(run_doc)), count)
     match = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
     match += low[row]
-    i, j = run_query[row], gold_query[match]
+    i, j = run_query[row].astype(np.int64), gold_query[match]  # keyed i * Q + j: int64
     other = i != j
     i, j, row, match = i[other], j[other], row[other], match[other]
     if len(i) == 0:
@@ -380,7 +405,8 @@ def query_shuffle_null(
     metric = _metric(metric, func)
     n_queries = _int_at_least(n_queries, 2, "n_queries", func)
     block_hits = _int_at_least(block_hits, 1, "block_hits", func)
-    run = _run(run_query, run_doc, run_position, func, n_queries)
+    # int32 codes stay int32 (the ranked rows are the largest arrays); _pair_values widens.
+    run = _run(run_query, run_doc, run_position, func, n_queries, narrow=True)
     gold = _relevant(*_judgements(gold_query, gold_doc, gold_grade, func, n_queries))
     table = _grade_table(gold[0], gold[2], n_queries)
 
@@ -389,10 +415,14 @@ def query_shuffle_null(
     at = np.clip(np.searchsorted(docs, run[1]), 0, max(len(docs) - 1, 0))
     found = (docs[at] == run[1]) if len(docs) else np.zeros(len(run[1]), bool)
     total_hits = int(frequency[at][found].sum()) if len(docs) else 0
+    del at, found
     n_blocks = int(min(n_queries, max(1, math.ceil(math.sqrt(total_hits / block_hits)))))
     edges = np.linspace(0, n_queries, n_blocks + 1).round().astype(np.int64)
-    run_order = np.argsort(run[0], kind="stable")
-    run_sorted = tuple(a[run_order] for a in run)
+    run_sorted = run
+    if len(run[0]) > 1 and not bool(np.all(run[0][1:] >= run[0][:-1])):
+        run_order = np.argsort(run[0], kind="stable")  # no copies when already by query
+        run_sorted = (run[0][run_order], run[1][run_order], run[2][run_order])
+        del run_order
     run_edges = np.searchsorted(run_sorted[0], edges)
     gold_block = np.searchsorted(edges, gold[0], "right") - 1
     gold_order = np.lexsort((gold[1], gold_block))
