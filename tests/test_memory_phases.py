@@ -191,9 +191,7 @@ def test_the_nulls_give_the_same_numbers_from_int32_codes(metric_name):
         nulls.tie_sensitivity(coded, metric, 0.01, 0.5),
         nulls.tie_sensitivity(wide, metric, 0.01, 0.5),
     )
-    _same(
-        self_hits(coded, metric, floor, pool, qrels), self_hits(wide, metric, floor, pool, qrels)
-    )
+    _same(self_hits(coded, metric, floor, pool, qrels), self_hits(wide, metric, floor, pool, qrels))
 
 
 def test_the_shuffle_null_keys_int32_codes_without_overflow():
