@@ -270,3 +270,15 @@ def test_the_triage_rows_are_built_after_the_other_nulls(monkeypatch):
     result = check.check_tables(run, qrels, pool=PoolSpec(corpus_size=100), seeds=4)
     assert calls == ["other_nulls", "triage"]
     assert len(result.queries) == len(set(qrels.column("qid").to_pylist()))
+
+
+def test_the_benchmark_holds_no_python_str_per_query():
+    """Query ids are numpy's variable-width strings (every character kept), not objects."""
+    qrels = pa.table(
+        {"qid": ["b", "a\x00", "a", "é", "b"], "docid": ["x", "y", "z", "x", "y"], "rel": [1] * 5}
+    )
+    bench = build_benchmark(qrels, PoolSpec(corpus_size=10), parse_metric("rr@10"))
+    assert isinstance(bench.qids.dtype, np.dtypes.StringDType)
+    assert bench.qids.tolist() == ["a", "a\x00", "b", "é"]  # code-point order, NULs kept
+    result = check.check_tables(None, qrels, pool=PoolSpec(corpus_size=10), seeds=4)
+    assert sorted(result.queries.qid.tolist()) == ["a", "a\x00", "b", "é"]

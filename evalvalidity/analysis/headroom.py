@@ -71,7 +71,7 @@ def triage(
     # bench.qids is sorted, so its index is the query id's order.
     order = np.lexsort((np.arange(n), -share))
     return QueryTable(
-        qid=bench.qids[order],
+        qid=bench.qids[order].astype(object),  # the report's rows: Python str, as readers expect
         pool_size=bench.pool_size[order],
         gold=bench.gold[order],
         judged=bench.judged[order],

@@ -50,7 +50,7 @@ class Benchmark:
     ``candidate_offsets`` the sorted candidate lists (``candidate_docs``).
     """
 
-    qids: np.ndarray
+    qids: np.ndarray  # sorted; numpy's variable-width StringDType: no Python str per query
     pool_size: np.ndarray  # N in the analytic unit
     gold: np.ndarray  # relevant (at the metric's threshold) in the pool
     judged: np.ndarray  # relevant judged in all
@@ -107,6 +107,30 @@ def _shared_strings(column: pa.Array) -> np.ndarray:
     encoded = pc.dictionary_encode(column)
     distinct = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
     return distinct[np.asarray(to_numpy(encoded.indices), dtype=np.intp)]
+
+
+#: Ids turned into Python str at once by :func:`id_array` (the rest are never made).
+_ID_BLOCK = 1 << 16
+
+
+def id_array(values: pa.Array) -> np.ndarray:
+    r"""Arrow strings as a numpy array of ``StringDType``: 16 bytes an id, no Python object.
+
+    numpy's variable-width strings keep every character (``'U'`` strings drop trailing NULs)
+    and sort in code-point order, as Python's ``str`` does; an id of at most 15 bytes is held
+    inline. Only ``_ID_BLOCK`` ids at a time exist as Python ``str`` while they are copied.
+
+    Examples
+    --------
+    >>> ids = id_array(pa.array(["a", "a\x00", "é"]))
+    >>> ids.tolist(), ids.dtype
+    (['a', 'a\x00', 'é'], StringDType())
+    """
+    out = np.empty(len(values), dtype=np.dtypes.StringDType())
+    for start in range(0, len(values), _ID_BLOCK):
+        stop = min(start + _ID_BLOCK, len(values))
+        out[start:stop] = values.slice(start, stop - start).to_pylist()
+    return out
 
 
 def _flat(column: pa.ChunkedArray | pa.Array) -> pa.Array:
@@ -181,9 +205,10 @@ def build_benchmark(qrels: pa.Table, pool: PoolSpec, metric: Metric) -> Benchmar
     if qrels.column("qid").null_count or qrels.column("docid").null_count:
         raise InputDataError("The judgements hold rows without a qid or a docid.")
     rel = to_numpy(qrels.column("rel")).astype(np.int64)
-    # Ids stay Python str in object arrays: numpy's fixed-width 'U' strings drop trailing NULs.
+    # Ids are numpy's variable-width strings: 'U' strings drop trailing NULs, and an object
+    # array holds a Python str (some 60 bytes) per query.
     qid_values, qindex = sorted_unique(qrels.column("qid"))
-    qids = np.asarray(qid_values.to_pylist(), dtype=object)
+    qids = id_array(qid_values)
     n_queries = len(qids)
     docid_column = _flat(qrels.column("docid"))
     dindex = to_numpy(pc.dictionary_encode(docid_column).indices)
