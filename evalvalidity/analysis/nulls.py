@@ -181,14 +181,14 @@ def _id_pieces(column: Any) -> list[pa.Array]:
 def _row_codes(column: Any, values: pa.Array) -> np.ndarray:
     """:func:`_codes` of a column, a dictionary column's codes found once per distinct id."""
     if not (isinstance(column, pa.ChunkedArray) and pa.types.is_dictionary(column.type)):
-        return _codes(column, values)
-    parts = [np.zeros(0, np.int64)]
+        return _narrow(_codes(column, values), len(values))
+    parts = [_narrow(np.zeros(0, np.int64), len(values))]
     found: dict[tuple[int, int, int], np.ndarray] = {}
     for chunk in column.chunks:
         key = _dictionary_key(chunk.dictionary)
         if key not in found:
-            found[key] = _codes(chunk.dictionary, values)
-        parts.append(found[key][np.asarray(to_numpy(chunk.indices), dtype=np.intp)])
+            found[key] = _narrow(_codes(chunk.dictionary, values), len(values))
+        parts.append(found[key][to_numpy(chunk.indices)])  # a row's code, as narrow
     return np.concatenate(parts)
 
 
@@ -246,7 +246,8 @@ def code_tables(
     names = rows.column_names
 
     def ints(name: str) -> np.ndarray:
-        return np.asarray(to_numpy(rows.column(name)), np.int64)  # Arrow's imports pandas
+        values = np.asarray(to_numpy(rows.column(name)))  # Arrow's imports pandas
+        return values if values.dtype == np.int32 else values.astype(np.int64)  # the kept: int32
 
     rp = ints("position")
     rq = _row_codes(rows.column("qid"), qids)
@@ -257,7 +258,9 @@ def code_tables(
             near |= ints("tie_start") <= depth
         kept &= near
         del near
-    rq, rp = rq[kept], rp[kept]
+    every = bool(kept.all())  # nothing to drop: no copies
+    if not every:
+        rq, rp = rq[kept], rp[kept]
     # The rows by query, then position (the scorer keeps them unsorted): one order for all.
     row_order = None
     if len(rq) > 1 and not _sorted_by(rq, rp):
@@ -267,7 +270,7 @@ def code_tables(
     rp = _narrow(rp, int(rp.max(initial=0)) + 1)
 
     def column(values: np.ndarray) -> np.ndarray:
-        values = values[kept]
+        values = values if every else values[kept]
         values = values if row_order is None else values[row_order]
         return _narrow(values, int(np.abs(values).max(initial=0)) + 1)
 
