@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,14 @@ from evalvalidity.analysis.plan import (
 )
 from evalvalidity.analysis.pool_size import diagnose_pool_size, infer_pool_size, run_fits_units
 from evalvalidity.analysis.pools import build_benchmark, compute_floor, quietly
-from evalvalidity.analysis.results import SCHEMA_VERSION, CheckResult, Comparison, HarnessCheck
+from evalvalidity.analysis.results import (
+    SCHEMA_VERSION,
+    CheckResult,
+    Comparison,
+    HarnessCheck,
+    Headroom,
+)
+from evalvalidity.analysis.results_nulls import OtherNulls
 from evalvalidity.analysis.rules import Findings, verdict
 from evalvalidity.core import stats
 from evalvalidity.core.metrics import Metric, parse_metric
@@ -438,11 +446,11 @@ def check_benchmark(
 
     if progress:
         progress(0.85, "Headroom, triage and power")
-    head = headroom(floor, model, rng)
-    table = triage(bench, floor, metric, model, noise_values, thresholds)
     comparison = None
     values: dict[str, np.ndarray] = {}
+    head: Headroom | None = None
     if inputs.compare and model is not None:
+        head = headroom(floor, model, rng)  # the generator's draws, in their order
         values = {run_name: model}
         for name, other in inputs.compare.items():
             scored_other = score_run(other, qrels, [metric], units=units, ties=ties, run_name=name)
@@ -469,28 +477,44 @@ def check_benchmark(
     if progress:
         progress(0.9, "Other nulls")
     release_freed_memory()
-    nulls = other_nulls(
-        bench,
-        floor,
-        metric,
-        pool,
-        qrels,
-        run=run_for_nulls,
-        units=units,
-        ties=ties,
-        units_rule=plan.units_rule if units is not None and pool.kind != "units" else None,
-        harness_output=inputs.harness_output,
-        harness_measure=harness.measure if harness is not None else None,
-        min_detectable=(
-            power_result.min_detectable_difference
-            if power_result is not None and power_result.min_detectable_difference > 0
-            else thresholds.delta
-        ),
-        model_score=flat_mean,
-        query_texts=inputs.query_texts,
-        corpus_texts=inputs.corpus_texts,
-        ranking=kept_ranking.pop() if kept_ranking else None,
-    )
+
+    def run_other_nulls() -> OtherNulls:
+        return other_nulls(
+            bench,
+            floor,
+            metric,
+            pool,
+            qrels,
+            run=run_for_nulls,
+            units=units,
+            ties=ties,
+            units_rule=plan.units_rule if units is not None and pool.kind != "units" else None,
+            harness_output=inputs.harness_output,
+            harness_measure=harness.measure if harness is not None else None,
+            min_detectable=(
+                power_result.min_detectable_difference
+                if power_result is not None and power_result.min_detectable_difference > 0
+                else thresholds.delta
+            ),
+            model_score=flat_mean,
+            query_texts=inputs.query_texts,
+            corpus_texts=inputs.corpus_texts,
+            ranking=kept_ranking.pop() if kept_ranking else None,
+        )
+
+    if head is None:
+        # The headroom's bootstrap (numpy, which lets go of the interpreter) runs here while
+        # the other nulls run in a worker: neither reads what the other makes, the generator
+        # is the headroom's alone, and the nulls change no warning filter (``quietly`` does).
+        with ThreadPoolExecutor(1, thread_name_prefix="evalvalidity-nulls") as worker:
+            running = worker.submit(run_other_nulls)
+            try:
+                head = headroom(floor, model, rng)
+            finally:
+                nulls = running.result()
+    else:
+        nulls = run_other_nulls()
+    table = triage(bench, floor, metric, model, noise_values, thresholds)
     notes.extend(nulls.notes)
     live_result = noise_result if plan.noise_source == "live" else None
     if live_result is not None:
