@@ -1,0 +1,100 @@
+"""What ``check_benchmark`` runs in a worker thread, and that it changes no result.
+
+Without runs to compare, the other nulls run in a worker while the headroom's bootstrap runs
+here; with runs to compare they run here, after the comparison (which draws from the same
+generator as the headroom, in that order).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pyarrow as pa
+import pytest
+from conftest import CRANFIELD
+
+from evalvalidity.analysis import check
+from evalvalidity.analysis.check import PoolSpec, check_tables
+from evalvalidity.io.ingest import read_qrels, read_run
+from evalvalidity.report import records
+
+
+@pytest.fixture
+def where(monkeypatch):
+    """The thread each call of the other nulls and of the headroom ran in."""
+    seen: dict[str, list[str]] = {"other_nulls": [], "headroom": []}
+    for name in seen:
+        original = getattr(check, name)
+
+        def spy(*args, _original=original, _name=name, **kwargs):
+            seen[_name].append(threading.current_thread().name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(check, name, spy)
+    return seen
+
+
+def _inputs():
+    qrels = read_qrels(CRANFIELD / "qrels.txt")
+    return qrels, read_run(CRANFIELD / "run_dense.trec"), read_run(CRANFIELD / "run_bm25.trec")
+
+
+def test_the_other_nulls_run_in_a_worker_beside_the_headroom(where):
+    qrels, dense, _ = _inputs()
+    check_tables(dense, qrels, pool=PoolSpec(corpus_size=1400), seeds=8)
+    assert where["headroom"] == ["MainThread"]
+    assert len(where["other_nulls"]) == 1
+    assert where["other_nulls"][0].startswith("evalvalidity-nulls")
+
+
+def test_with_runs_to_compare_the_other_nulls_run_here(where):
+    qrels, dense, bm25 = _inputs()
+    check_tables(dense, qrels, pool=PoolSpec(corpus_size=1400), seeds=8, other_runs={"bm25": bm25})
+    assert where["other_nulls"] == ["MainThread"]
+
+
+def test_the_worker_gives_the_same_json_as_running_in_turn(monkeypatch):
+    qrels, dense, _ = _inputs()
+    pool = PoolSpec(corpus_size=1400)
+    beside = records.to_json(check_tables(dense, qrels, pool=pool, seeds=8, seed=3))
+
+    class InTurn:
+        """An executor that runs what it is given at once, here."""
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, function):
+            from concurrent.futures import Future
+
+            future: Future = Future()
+            future.set_result(function())
+            return future
+
+    monkeypatch.setattr(check, "ThreadPoolExecutor", InTurn)
+    in_turn = records.to_json(check_tables(dense, qrels, pool=pool, seeds=8, seed=3))
+    assert beside == in_turn
+
+
+def test_an_error_in_the_worker_is_raised_by_the_check(monkeypatch):
+    qrels, dense, _ = _inputs()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the nulls broke")
+
+    monkeypatch.setattr(check, "other_nulls", broken)
+    with pytest.raises(RuntimeError, match="the nulls broke"):
+        check_tables(dense, qrels, pool=PoolSpec(corpus_size=1400), seeds=8)
+
+
+def test_a_run_table_is_not_needed_for_the_worker():
+    # judgements alone (no run): the worker still runs the nulls that need no run
+    qrels = pa.table({"qid": ["q1", "q2"], "docid": ["a", "b"], "rel": [1, 1]})
+    result = check_tables(None, qrels, pool=PoolSpec(corpus_size=8), seeds=4)
+    assert result.nulls is not None
