@@ -86,7 +86,7 @@ def _fast_delimiter(det: Detected, sample: list[str]) -> tuple[str, bool] | None
     return None
 
 
-def _text_blocks(source: Source) -> Iterator[bytes]:
+def _text_blocks(source: Source) -> Generator[bytes, None, None]:
     """The decompressed bytes in blocks of about FAST_BLOCK_BYTES that end at a line break.
 
     Read through the metered stream (the limits hold); a line longer than
@@ -113,50 +113,38 @@ def _text_blocks(source: Source) -> Iterator[bytes]:
         stream.close()
 
 
-def _fast_blocks(
-    source: Source, det: Detected, names: list[str]
-) -> Generator[tuple[bytes, int], None, None]:
-    """The file's blocks of about 16 MiB for pyarrow, each with how many header rows it skips.
-
-    The blocks are cut here, at line breaks, from the (metered) stream, and each is parsed on
-    its own (in parallel pieces, see :func:`_parsed`). pyarrow's streaming reader would hold a
-    whole line however long it is (a 300 MB line cost 490 MiB) and, over gzip, decompress far
-    ahead of what it parses (about 1 GiB for a gzip bomb before a check could stop it); over a
-    Python stream it crashes the interpreter (see :meth:`Source.open_native_stream`). Measured
-    on a 57 MB and a 288 MB run, this is as fast.
-    """
-    skip = det.header_line
-    # A clean line holds its fields (each non-empty but a CSV's or TSV's unkept one), the
-    # delimiters between them and a line break. A block with more line breaks of one kind
-    # than that allows is not clean (empty lines, empty fields): given up before pyarrow
-    # parses it (a block of line breaks would be millions of rows). Two byte counts cost a
-    # sixth of a search for every kind of empty line; a block with a few empty lines is
-    # parsed, and the checks of its empty fields give up.
-    required = sum(det.format == "trec" or spec is not None for spec in det.layout.fields)
-    shortest = required + len(names)
-    for block in _text_blocks(source):
-        if not skip and (
-            block.startswith((b"\n", b"\r"))
-            or max(_count(block, b"\n"), _count(block, b"\r")) * shortest > len(block)
-        ):
-            raise _Abort
-        yield block, skip
-        skip = 0
-
-
 def _parsed(
     block: bytes,
     skip: int,
+    shortest: int,
     names: list[str],
     parse: pcsv.ParseOptions,
     convert: pcsv.ConvertOptions,
 ) -> tuple[pa.Table, frozenset[bytes] | None]:
-    """One block as parsed by pyarrow, with which of a tab, a space and ``#`` it holds.
+    """One block of the file as parsed by pyarrow, with which of a tab, a space and ``#`` it holds.
 
-    The bytes are None when the block starts with skipped header rows: a byte the block lacks
-    is in none of its fields, and a search of the raw block for one byte costs a tenth of a
-    search of the columns.
+    The block is a piece of the file cut at a line break (:func:`_text_blocks`), parsed on its
+    own, in parallel pieces. pyarrow's streaming reader would hold a whole line however long
+    it is (a 300 MB line cost 490 MiB) and, over gzip, decompress far ahead of what it parses
+    (about 1 GiB for a gzip bomb before a check could stop it); over a Python stream it
+    crashes the interpreter (see :meth:`Source.open_native_stream`). Measured on a 57 MB and
+    a 288 MB run, this is as fast.
+
+    A clean line holds its fields (each non-empty but a CSV's or TSV's unkept one), the
+    delimiters between them and a line break: at least ``shortest`` bytes. A block with more
+    line breaks of one kind than that allows is not clean (empty lines, empty fields): given
+    up before pyarrow parses it (a block of line breaks would be millions of rows). Two byte
+    counts cost a sixth of a search for every kind of empty line; a block with a few empty
+    lines is parsed, and the checks of its empty fields give up. ``skip`` header rows are
+    skipped, and the block's bytes are then None: a byte the block lacks is in none of its
+    fields, and a search of the raw block for one byte costs a tenth of a search of the
+    columns.
     """
+    if not skip and (
+        block.startswith((b"\n", b"\r"))
+        or max(_count(block, b"\n"), _count(block, b"\r")) * shortest > len(block)
+    ):
+        raise _Abort
     table = pcsv.read_csv(
         pa.py_buffer(block),
         read_options=pcsv.ReadOptions(
@@ -275,8 +263,10 @@ def read_fast(
                 columns[spec.name] = column
         return columns
 
+    required = sum(det.format == "trec" or spec is not None for spec in layout.fields)
+
     def work(block: bytes, skip: int) -> list[tuple[int, dict[str, pa.Array]]]:
-        table, holds = _parsed(block, skip, names, parse, convert)
+        table, holds = _parsed(block, skip, required + len(names), names, parse, convert)
         return [(batch.num_rows, checked(batch, holds)) for batch in table.to_batches()]
 
     # Whitespace formats: a field is empty only next to a doubled, leading or trailing
@@ -285,9 +275,9 @@ def read_fast(
     # checked on the parsed text columns, batch by batch: vectorised, this costs less than a
     # scan of the raw bytes for the patterns that cause them (measured on 7M lines: 2.4 s
     # in all against 4.8 s with the scan).
-    # Each block is parsed and checked in a worker while the next one is read and counted
-    # here: pyarrow parses a block in parallel, but the checks and the reading run on one
-    # core each, and overlapped they keep both cores busy (the 7M-line run, two cores: read
+    # Each block is counted, parsed and checked in a worker while the next one is read here:
+    # pyarrow parses a block in parallel, but the checks and the reading run on one core
+    # each, and overlapped they keep both cores busy (the 7M-line run, two cores: read
     # in 2.4 s instead of 3.1, medians of 10 side by side). The blocks are written in the
     # file's order, so row ``i`` is still line ``header + 1 + i``.
     start = det.header_line + 1
@@ -303,12 +293,14 @@ def read_fast(
 
     try:
         with (
-            contextlib.closing(_fast_blocks(source, det, names)) as blocks,
+            contextlib.closing(_text_blocks(source)) as blocks,
             ThreadPoolExecutor(FAST_WORKERS, thread_name_prefix="evalvalidity-read") as pool,
         ):
             try:
-                for block, skip in blocks:
+                skip = det.header_line
+                for block in blocks:
                     in_flight.append(pool.submit(work, block, skip))
+                    skip = 0
                     if len(in_flight) > FAST_WORKERS:
                         write(in_flight.popleft().result())
                 while in_flight:
