@@ -70,12 +70,15 @@ def test_the_worker_gives_the_same_json_as_running_in_turn(monkeypatch):
         def __exit__(self, *exc):
             return False
 
-        def submit(self, function):
+        def submit(self, function, *args):
             from concurrent.futures import Future
 
             future: Future = Future()
-            future.set_result(function())
+            future.set_result(function(*args))
             return future
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            pass
 
     monkeypatch.setattr(check, "ThreadPoolExecutor", InTurn)
     in_turn = records.to_json(check_tables(dense, qrels, pool=pool, seeds=8, seed=3))
@@ -98,3 +101,33 @@ def test_a_run_table_is_not_needed_for_the_worker():
     qrels = pa.table({"qid": ["q1", "q2"], "docid": ["a", "b"], "rel": [1, 1]})
     result = check_tables(None, qrels, pool=PoolSpec(corpus_size=8), seeds=4)
     assert result.nulls is not None
+
+
+def test_quietly_in_two_threads_leaves_the_warning_filters_as_they_were():
+    # Thread a enters first and leaves first, b enters second and leaves last: two
+    # catch_warnings at once would leave a's silencing in place for good (b restores it).
+    import warnings
+
+    from evalvalidity.analysis.pools import quietly
+    from evalvalidity.errors import EvalValidityWarning
+
+    a_inside, a_may_leave, b_may_leave = threading.Event(), threading.Event(), threading.Event()
+
+    def a_work():
+        a_inside.set()
+        a_may_leave.wait(5)
+
+    before = list(warnings.filters)
+    a = threading.Thread(target=quietly, args=(a_work,))
+    b = threading.Thread(target=quietly, args=(lambda: b_may_leave.wait(5),))
+    a.start()
+    a_inside.wait(5)
+    b.start()
+    b.join(0.2)  # b is inside (no lock) or waiting for a to leave (the lock)
+    a_may_leave.set()
+    a.join(5)
+    b_may_leave.set()
+    b.join(5)
+    assert warnings.filters == before
+    with pytest.warns(EvalValidityWarning):
+        warnings.warn("still shown", EvalValidityWarning, stacklevel=1)
