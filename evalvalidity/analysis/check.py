@@ -219,7 +219,8 @@ def _load_texts(ref: DatasetRef, role: str) -> pa.Table:
 
 
 #: The largest benchmark (queries) whose other nulls run in a worker beside Check 1 and the
-#: headroom: their memory then adds up, which is immaterial below this size.
+#: headroom: their memory then adds up, which is immaterial below this size (10⁵ queries of 5
+#: rows, bench/memory.py: a peak of 582 MiB instead of 572).
 BESIDE_QUERIES = 100_000
 
 
