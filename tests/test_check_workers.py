@@ -131,3 +131,24 @@ def test_quietly_in_two_threads_leaves_the_warning_filters_as_they_were():
     assert warnings.filters == before
     with pytest.warns(EvalValidityWarning):
         warnings.warn("still shown", EvalValidityWarning, stacklevel=1)
+
+
+@pytest.mark.parametrize(("n", "resamples"), [(7, 50), (6_980, 4_000), (100_003, 90)])
+def test_the_bootstrap_takes_the_same_means_with_or_without_its_worker(n, resamples):
+    # distinct values (no multinomial shortcut); 4,000 resamples of 6,980 rows are drawn in
+    # seven blocks, the means of one taken in a worker while the next is drawn
+    import numpy as np
+
+    from evalvalidity.core import stats
+
+    values = np.random.default_rng(1).random(n)
+    got = stats._bootstrap_means((values, values**2), resamples, np.random.default_rng(5))
+    rng = np.random.default_rng(5)
+    block = max(1, stats._BLOCK_ELEMENTS // n)
+    expected = (np.empty(resamples), np.empty(resamples))
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        rows = rng.integers(0, n, size=(stop - start, n))
+        expected[0][start:stop] = values[rows].mean(axis=1)
+        expected[1][start:stop] = (values**2)[rows].mean(axis=1)
+    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
