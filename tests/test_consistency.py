@@ -1,10 +1,14 @@
 """Inputs that do not belong together: refused with a message naming both, or warned about."""
 
+import itertools
 import json
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from conftest import CRANFIELD, WRITEUP
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalvalidity.analysis.check import check_tables
 from evalvalidity.analysis.plan import PoolSpec
@@ -175,3 +179,24 @@ def test_cli_json_carries_the_comparison_warning(capsys, tmp_path):
     assert code == 0, err
     codes = {r["code"]: r for r in json.loads(out)["reasons"]}
     assert codes["compare_scores_zero"]["severity"] == "warning"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(st.none(), st.sampled_from(["q1", "q2", "q10", "", "q\x00"])), max_size=40
+    ),
+    cuts=st.lists(st.integers(0, 40), max_size=4),
+)
+def test_distinct_ids_are_arrows_unique_values_in_their_order(values, cuts):
+    # grouped or not, chunked anyhow, with or without nulls: the values that differ from the one
+    # above give the same distinct values, in the same order, as every row
+    from evalvalidity.analysis.consistency import _distinct
+
+    edges = sorted({0, len(values), *(c for c in cuts if c <= len(values))})
+    column = pa.chunked_array(
+        [pa.array(values[a:b], pa.string()) for a, b in itertools.pairwise(edges)] or [[]],
+        pa.string(),
+    )
+    expected = pc.drop_null(pc.unique(column.combine_chunks()))
+    assert _distinct(column).to_pylist() == expected.to_pylist()

@@ -6,6 +6,8 @@ Each case reads the file on both paths and compares the tables; the fast path's 
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from evalvalidity.io.ingest import _text, read
@@ -120,3 +122,54 @@ def test_a_read_without_digest_leaves_the_hash_empty(tmp_path):
     assert hashed.sha256 == hashlib.sha256(RUN).hexdigest()
     assert unhashed.sha256 == ""
     assert unhashed.table.equals(hashed.table)
+
+
+def _many_blocks(rows: int) -> bytes:
+    return b"".join(
+        b"q%d Q0 d%d %d %d.5 t\n" % (i // 10, i, i % 10 + 1, rows - i) for i in range(rows)
+    )
+
+
+def test_blocks_are_parsed_beside_the_reading_and_written_in_order(tmp_path, monkeypatch):
+    # blocks of ~1 KiB: dozens of them, parsed by the workers while the next ones are read
+    threads: list[str] = []
+    original_read_csv = _text.pcsv.read_csv
+
+    def read_csv(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return original_read_csv(*args, **kwargs)
+
+    monkeypatch.setattr(_text.pcsv, "read_csv", read_csv)
+    monkeypatch.setattr(_text, "FAST_BLOCK_BYTES", 1 << 10)
+    path = tmp_path / "run.trec"
+    path.write_bytes(_many_blocks(2_000))
+    table = _both(path, monkeypatch)
+    assert len(threads) > 40
+    assert all(name.startswith("evalvalidity-read") for name in threads)
+    assert table.column("line").to_pylist() == list(range(1, 2_001))
+    assert table.column("docid").to_pylist() == [f"d{i}" for i in range(2_000)]
+
+
+@pytest.mark.parametrize("where", [1, 1_000, 1_999])
+def test_an_irregular_line_in_any_block_gives_the_whole_file_up(tmp_path, monkeypatch, where):
+    # the first, a middle and the last of ~60 blocks: a worker's give-up stops the reading, and
+    # the exact path reads the file again, from its first line
+    monkeypatch.setattr(_text, "FAST_BLOCK_BYTES", 1 << 10)
+    lines = _many_blocks(2_000).splitlines(keepends=True)
+    lines[where] = lines[where].replace(b" Q0 ", b" Q0  ")
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"".join(lines))
+    answers: list[bool] = []
+    original_read_fast = _text.read_fast
+
+    def read_fast(*args, **kwargs):
+        answers.append(original_read_fast(*args, **kwargs))
+        return answers[-1]
+
+    import evalvalidity.io.ingest._read as _read
+
+    monkeypatch.setattr(_read, "read_fast", read_fast)
+    table = _both(path, monkeypatch)
+    assert answers[0] is False
+    assert table.num_rows == 2_000
+    assert table.column("line").to_pylist() == list(range(1, 2_001))

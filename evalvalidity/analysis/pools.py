@@ -9,6 +9,7 @@ built-in Check 1 and :func:`~evalvalidity.analysis.check1.random_runs` draw from
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -375,9 +376,18 @@ def split_by_query(values: np.ndarray, query: np.ndarray, n_queries: int) -> lis
     return [ordered[bounds[i] : bounds[i + 1]] for i in range(n_queries)]
 
 
+#: Held while a :func:`quietly` call runs: the warning filters are the process's, and two
+#: threads that each save and restore them (``catch_warnings``) at once would leave the
+#: first one's silencing in place for good.
+_QUIET = threading.RLock()
+
+
 def quietly(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call ``func`` with its degenerate-case warnings silenced: the triage flags them."""
-    with warnings.catch_warnings():
+    """Call ``func`` with its degenerate-case warnings silenced: the triage flags them.
+
+    One thread at a time (the check runs some phases in a worker).
+    """
+    with _QUIET, warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalValidityWarning)
         return func(*args, **kwargs)
 

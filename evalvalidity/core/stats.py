@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -59,6 +60,7 @@ from evalvalidity.core._validate import (
 )
 from evalvalidity.core.types import (
     FloatArray,
+    IndexArray,
 )
 from evalvalidity.errors import EvalValidityWarning, InputDataError, ParameterError
 
@@ -353,11 +355,29 @@ def _bootstrap_means(
         return outs
     block = max(1, _BLOCK_ELEMENTS // n)
     outs = tuple(np.empty(n_resamples) for _ in columns)
-    for start in range(0, n_resamples, block):
-        stop = min(start + block, n_resamples)
-        rows = rng.integers(0, n, size=(stop - start, n))
+
+    def means(rows: IndexArray, start: int, stop: int) -> None:
         for column, out in zip(columns, outs, strict=True):
             out[start:stop] = column[rows].mean(axis=1)
+
+    blocks = [(start, min(start + block, n_resamples)) for start in range(0, n_resamples, block)]
+    if len(blocks) < 4:
+        for start, stop in blocks:
+            means(rng.integers(0, n, size=(stop - start, n)), start, stop)
+        return outs
+    # The rows of one block are drawn here while the means of the previous one are taken in a
+    # worker: numpy lets go of the interpreter in both, the generator is drawn from here
+    # alone in the same order, and two blocks of rows are held at a time.
+    with ThreadPoolExecutor(1, thread_name_prefix="evalvalidity-bootstrap") as worker:
+        pending: Future[None] | None = None
+        for start, stop in blocks:
+            rows = rng.integers(0, n, size=(stop - start, n))
+            if pending is not None:
+                pending.result()
+            pending = worker.submit(means, rows, start, stop)
+            del rows
+        if pending is not None:
+            pending.result()
     return outs
 
 
