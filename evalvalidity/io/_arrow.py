@@ -100,8 +100,6 @@ def int64(value: int) -> pa.Scalar:
 def strings(values: Sequence[str] | np.ndarray) -> pa.Array:
     """A null-free Arrow ``string`` array of Python str (a sequence, or an object array).
 
-    A numpy ``StringDType`` array is copied by Arrow itself, without a Python object per value.
-
     Raises
     ------
     UnicodeEncodeError
@@ -112,8 +110,6 @@ def strings(values: Sequence[str] | np.ndarray) -> pa.Array:
     >>> strings([]).type
     DataType(string)
     """
-    if isinstance(values, np.ndarray) and isinstance(values.dtype, np.dtypes.StringDType):
-        return pa.array(values, pa.string())  # copied by Arrow: no Python object per value
     encoded = [value.encode("utf-8") for value in values]
     ends = np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)))
     if len(ends) and ends[-1] >= 2**31:
