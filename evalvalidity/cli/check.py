@@ -345,18 +345,25 @@ def _decisions(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     workspace = getattr(args, "workspace", None)
     inputs = load_inputs(plan, workspace)
     progress = progress_printer(args.format == "text")
-    result = check_benchmark(plan, inputs, progress=progress)
+    qrels, compared = inputs.qrels, bool(inputs.compare)
+    if compared:  # the runs are scored again for the leaderboard
+        result = check_benchmark(plan, inputs, progress=progress)
+    else:
+        # The check holds the inputs alone, so that it can let the run go once it is scored.
+        held = [inputs]
+        del inputs
+        result = check_benchmark(plan, held.pop(), progress=progress, release_inputs=True)
     extras: dict[str, Any] = {}
     clusters = None
-    if args.groups or inputs.compare or baseline is not None:
+    if args.groups or compared or baseline is not None:
         # scipy.stats comes with these (about 1.4 s): imported only for the options that use it
         from evalvalidity.analysis import compare, gate
     if args.groups:
         clusters = compare.query_clusters(
-            result.queries.qid, groups=groups, qrels=inputs.qrels if groups is None else None
+            result.queries.qid, groups=groups, qrels=qrels if groups is None else None
         )
         extras["clustered"] = compare.clustered_stats(result, clusters)
-    if inputs.compare and result.run_name is not None:
+    if compared and result.run_name is not None:
         values = compare.check_scores(plan, inputs, result)
         extras["leaderboard"] = compare.run_leaderboard(
             result, values, clusters=clusters, seed=plan.seed
