@@ -361,7 +361,9 @@ def _bootstrap_means(
             out[start:stop] = column[rows].mean(axis=1)
 
     blocks = [(start, min(start + block, n_resamples)) for start in range(0, n_resamples, block)]
-    if len(blocks) < 4:
+    # Past _BLOCK_ELEMENTS rows a block is one resample, and a second one held beside it
+    # (with its gathered values) would add 16 bytes a row to the peak for little gain.
+    if len(blocks) < 4 or n > _BLOCK_ELEMENTS:
         for start, stop in blocks:
             means(rng.integers(0, n, size=(stop - start, n)), start, stop)
         return outs
