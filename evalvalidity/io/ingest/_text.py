@@ -136,9 +136,11 @@ def _parsed(
     up before pyarrow parses it (a block of line breaks would be millions of rows). Two byte
     counts cost a sixth of a search for every kind of empty line; a block with a few empty
     lines is parsed, and the checks of its empty fields give up. ``skip`` header rows are
-    skipped, and the block's bytes are then None: a byte the block lacks is in none of its
-    fields, and a search of the raw block for one byte costs a tenth of a search of the
-    columns.
+    skipped.
+
+    The bytes it holds tell the checks what its fields cannot hold: a byte the block lacks is
+    in none of its fields, and a search of the raw block for one byte costs a tenth of a
+    search of the columns. They are None (unknown) when the block starts with skipped rows.
     """
     if not skip and (
         block.startswith((b"\n", b"\r"))
@@ -264,9 +266,10 @@ def read_fast(
         return columns
 
     required = sum(det.format == "trec" or spec is not None for spec in layout.fields)
+    shortest = required + len(names)  # the bytes of the shortest clean line
 
     def work(block: bytes, skip: int) -> list[tuple[int, dict[str, pa.Array]]]:
-        table, holds = _parsed(block, skip, required + len(names), names, parse, convert)
+        table, holds = _parsed(block, skip, shortest, names, parse, convert)
         return [(batch.num_rows, checked(batch, holds)) for batch in table.to_batches()]
 
     # Whitespace formats: a field is empty only next to a doubled, leading or trailing
