@@ -41,6 +41,7 @@ PHASES = [
     ("evalvalidity.analysis.check", "build_benchmark"),
     ("evalvalidity.analysis.check", "compute_floor"),
     ("evalvalidity.analysis.check", "score_run"),
+    ("evalvalidity.analysis.check", "aligned"),
     ("evalvalidity.analysis.check", "builtin_check1"),
     ("evalvalidity.analysis.check", "infer_pool_size"),
     ("evalvalidity.analysis.check", "headroom"),

@@ -349,6 +349,15 @@ def check_benchmark(
             keep_ranking=metric.k is not None or len(inputs.run) <= RANKING_MAX_ROWS,
             ranking_depth=ranking_depth(metric),
         )
+        if scored.ranking is not None:
+            kept_ranking.append(scored.ranking)
+            if owned:
+                # With its ranking kept, the run is read again only for its first rows (the
+                # segment ids): the loaded table (a million queries' 5 rows each: 0.2 GB) goes,
+                # before the scores are aligned (whose ids' copies peak above it).
+                run_for_nulls = _head(inputs.run, SEGMENT_SAMPLE)
+                inputs = replace(inputs, run=None)
+                release_freed_memory()
         model = aligned(scored, metric, bench.qids)
         if scored.unranked_qids:
             notes.append(
@@ -360,13 +369,6 @@ def check_benchmark(
                 f"{len(scored.unjudged_qids):,} queries of {run_name} have no "
                 "judgements and were ignored."
             )
-        if scored.ranking is not None:
-            kept_ranking.append(scored.ranking)
-            if owned:
-                # With its ranking kept, the run is read again only for its first rows (the
-                # segment ids): the loaded table (a million queries' 5 rows each: 0.2 GB) goes.
-                run_for_nulls = _head(inputs.run, SEGMENT_SAMPLE)
-                inputs = replace(inputs, run=None)
         del scored  # its per-query ids (a Python str each) are bench.qids again
         release_freed_memory()
 
@@ -415,13 +417,13 @@ def check_benchmark(
     # read), they run in a worker from here on, while Check 1 and the headroom run here
     # (numpy, DuckDB and Arrow let go of the interpreter) -- for a benchmark small enough
     # that the phases' memory can add up.
-    beside = (
-        inputs.harness_output is None
-        and not (inputs.compare and model is not None)
-        and n <= BESIDE_QUERIES
-    )
+    independent = inputs.harness_output is None and not (inputs.compare and model is not None)
+    beside = independent and n <= BESIDE_QUERIES
+    # Above that size they run here, before Check 1: the ranking they free and the memory they
+    # peak at are then not added to Check 1's draws (nor theirs to the nulls' peak).
+    first = independent and not beside
     flat_mean = float(np.mean(model)) if model is not None else None
-    power_result = power(model, thresholds) if model is not None and beside else None
+    power_result = power(model, thresholds) if model is not None and independent else None
 
     def run_other_nulls(harness_measure: str | None) -> OtherNulls:
         return other_nulls(
@@ -447,6 +449,13 @@ def check_benchmark(
             ranking=kept_ranking.pop() if kept_ranking else None,
         )
 
+    nulls: OtherNulls | None = None
+    if first:
+        if progress:
+            progress(0.3, "Other nulls")
+        release_freed_memory()
+        nulls = run_other_nulls(None)
+        release_freed_memory()
     worker = ThreadPoolExecutor(1, thread_name_prefix="evalvalidity-nulls")
     try:
         early = worker.submit(run_other_nulls, None) if beside else None
@@ -510,7 +519,7 @@ def check_benchmark(
             comparison = Comparison(
                 tuple(values), tuple(float(np.mean(v)) for v in values.values()), table_cmp
             )
-        if model is not None and not beside:
+        if model is not None and not independent:
             second = next((name for name in values if name != run_name), None)
             power_result = power(
                 model, thresholds, values[second] if second is not None else None, second
@@ -521,19 +530,23 @@ def check_benchmark(
             ok = room > 0
             if ok.any():
                 adjusted_mean = float(np.mean((model[ok] - floor.expected[ok]) / room[ok]))
+            del room, ok
         total_floor = float(np.sum(floor.expected))
         multi = (
             float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
         )
-        if progress:
-            progress(0.9, "Other nulls")
         if early is not None:
+            if progress:
+                progress(0.9, "Other nulls")
             nulls = early.result()
-        else:
+        elif nulls is None:
+            if progress:
+                progress(0.9, "Other nulls")
             release_freed_memory()
             nulls = run_other_nulls(harness.measure if harness is not None else None)
     finally:
         worker.shutdown(wait=True, cancel_futures=True)
+    assert nulls is not None
     table = triage(bench, floor, metric, model, noise_values, thresholds)
     notes.extend(nulls.notes)
     live_result = noise_result if plan.noise_source == "live" else None

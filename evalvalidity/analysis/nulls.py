@@ -80,6 +80,7 @@ from evalvalidity.core.nulls import (
 from evalvalidity.core.tiebounds import tie_bounds
 from evalvalidity.errors import ParameterError
 from evalvalidity.io._arrow import from_numpy, strings, to_numpy
+from evalvalidity.io._memory import release_freed_memory
 from evalvalidity.io.units_rule import segment_ids, units_from_rule
 
 __all__ = [
@@ -736,6 +737,9 @@ def other_nulls(
         extra.append(pool.candidates.column("docid"))
     coded = code_tables(bench, qrels, ranking, metric.k, extra)
     del ranking  # coded: the table of ids (a million queries' top: 0.2 GB) is not needed
+    # What the coding freed (the ranking's Arrow buffers, its sort's numpy temporaries) is
+    # handed back before the nulls allocate through the other allocators.
+    release_freed_memory()
     independent = query_independent(
         coded, metric, floor, pool, bench, with_run=run is not None, max_hits=max_hits
     )
@@ -759,8 +763,11 @@ def other_nulls(
     tie = None
     selfhit = None
     if run is not None:
+        release_freed_memory()
         holes = judgement_holes(coded, metric)
+        release_freed_memory()
         tie = tie_sensitivity(coded, metric, min_detectable, model_score)
+        release_freed_memory()
         selfhit = self_hits(coded, metric, floor, pool, qrels, query_texts, corpus_texts)
     invariants = None
     if harness_output is not None:
