@@ -80,6 +80,7 @@ from evalvalidity.io._arrow import from_numpy, int64_range, select, to_numpy
 from evalvalidity.io._compute import pc
 from evalvalidity.io._database import DEFAULT_MEMORY_LIMIT
 from evalvalidity.io._database import connection as shared_connection
+from evalvalidity.io._memory import release_freed_memory
 from evalvalidity.io._small_scoring import small_hits
 from evalvalidity.io._verified import has_unique_pairs
 from evalvalidity.io.tables import RUN_SCHEMA, conform
@@ -883,6 +884,8 @@ def score_run(
             _check_units(con, units_t, run, run_name, units_name)
         keep = (ranking_depth,) if keep_ranking else None
         in_memory = run if isinstance(run, pa.Table) and units_t is None else None
+        if keep is not None:
+            release_freed_memory()  # the checks' working memory, before the kept ranking's
         return _score(
             con,
             metric_list,
@@ -1035,7 +1038,9 @@ def _score(
     if keep is not None and in_numpy:
         for table in ("hit_items", "near_rows", "run_bars", "run_counts"):
             con.execute(f"DROP TABLE IF EXISTS {table}")  # the hits are out: free them first
+        release_freed_memory()
         top = _ranked_in_memory(run, qids, keep[0])
+        release_freed_memory()  # its sort's working arrays, before the result is built
     elif keep is not None:
         reuse = "ranked_documents" if with_units and ties != "given" else ""
         sql = top_ranking_sql(
@@ -1058,7 +1063,7 @@ def _score(
     def column(name: str) -> np.ndarray | None:
         return np.asarray(hit_rows[name], dtype=np.int64) if name in hit_rows else None
 
-    scored_qids = qids.to_pylist()
+    scored_qids = _object_ids(qids)
     del qids
     return _result(
         metrics,
@@ -1187,16 +1192,22 @@ def _ranked_in_memory(run: pa.Table, qids: pa.Array, depth: int | None) -> pa.Ta
     del score
     group_first = np.maximum.accumulate(np.where(starts, row, 0))
     tie_start: np.ndarray = group_first - first + 1
-    del first, group_first, row
-    bounds = np.flatnonzero(starts)
-    del starts
-    sizes = np.diff(np.append(bounds, n))
-    tie_size = np.repeat(sizes.astype(np.int32), sizes)
-    del bounds, sizes
+    del first
+    # A group ends where the next one starts: the first start after each row (n after the
+    # last), found in the rows' own integer type (no int64 array of every group's bounds).
+    tie_size: np.ndarray = np.where(starts, row, n)
+    del row, starts
+    np.minimum.accumulate(tie_size[::-1], out=tie_size[::-1])
+    if n:
+        tie_size[:-1] = tie_size[1:].copy()
+        tie_size[-1] = n
+    tie_size -= group_first
+    del group_first
     if depth is not None:
         near = (position <= depth) | (tie_start <= depth)
-        query, doc, position = query[near], doc[near], position[near]
-        tie_start, tie_size = tie_start[near], tie_size[near]
+        if not near.all():  # every row kept (no query ranks past the depth): no copies
+            query, doc, position = query[near], doc[near], position[near]
+            tie_start, tie_size = tie_start[near], tie_size[near]
         del near
     present = np.zeros(len(ids), dtype=bool)
     present[doc] = True
@@ -1253,9 +1264,28 @@ def decode_ranking(ranking: pa.Table) -> pa.Table:
     return pa.table(columns)
 
 
+#: Ids made Python str at a time (a list of every id would add 8 bytes an id to the result's).
+_ID_BLOCK = 1 << 16
+
+
+def _object_ids(ids: pa.Array) -> np.ndarray:
+    """Arrow strings as a numpy object array of str, filled ``_ID_BLOCK`` ids at a time.
+
+    Examples
+    --------
+    >>> _object_ids(pa.array(["b", "a"])).tolist()
+    ['b', 'a']
+    """
+    out = np.empty(len(ids), dtype=object)  # Array.to_numpy of strings imports pandas
+    for start in range(0, len(ids), _ID_BLOCK):
+        stop = min(start + _ID_BLOCK, len(ids))
+        out[start:stop] = ids.slice(start, stop - start).to_pylist()
+    return out
+
+
 def _result(
     metrics: tuple[Metric, ...],
-    qids: list[str],
+    qids: Sequence[str] | np.ndarray,
     judged: Judged,
     query: np.ndarray,
     grade: np.ndarray,
@@ -1285,8 +1315,11 @@ def _result(
             values[metric.name] = evaluate(metric, hits, judged)
     for array in values.values():
         array.flags.writeable = False
-    qids_out = np.empty(len(qids), dtype=object)  # Array.to_numpy of strings imports pandas
-    qids_out[:] = qids
+    if isinstance(qids, np.ndarray) and qids.dtype == object:
+        qids_out = qids
+    else:
+        qids_out = np.empty(len(qids), dtype=object)  # Array.to_numpy of strings imports pandas
+        qids_out[:] = qids
     qids_out.flags.writeable = False
     return ScoreResult(
         metrics=metrics,
