@@ -294,3 +294,64 @@ def test_the_benchmark_holds_no_python_str_per_query():
     assert bench.qids.tolist() == ["a", "a\x00", "b", "é"]  # code-point order, NULs kept
     result = check.check_tables(None, qrels, pool=PoolSpec(corpus_size=10), seeds=4)
     assert sorted(result.queries.qid.tolist()) == ["a", "a\x00", "b", "é"]
+
+
+def test_above_beside_queries_the_other_nulls_run_before_check1(monkeypatch):
+    """A large check runs the other nulls before Check 1, with the same JSON as beside it.
+
+    Check 1's draws then do not add to the nulls' peak, nor the kept ranking (which the nulls
+    free once coded) to Check 1's.
+    """
+    from evalvalidity.report import records
+
+    run, qrels = _tables(n_queries=60)
+    pool = PoolSpec(corpus_size=100)
+    beside = records.to_json(check.check_tables(run, qrels, pool=pool, seeds=4, seed=3))
+    calls: list[str] = []
+    kept: list[weakref.ref] = []
+    real_score, real_check1, real_nulls = check.score_run, check.builtin_check1, check.other_nulls
+
+    def score(*args, **kwargs):
+        scored = real_score(*args, **kwargs)
+        kept.append(weakref.ref(scored.ranking))
+        return scored
+
+    def check1(*args, **kwargs):
+        gc.collect()
+        calls.append("check1" if kept[0]() is None else "check1 holding the ranking")
+        return real_check1(*args, **kwargs)
+
+    def other(*args, **kwargs):
+        calls.append("other_nulls")
+        return real_nulls(*args, **kwargs)
+
+    monkeypatch.setattr(check, "BESIDE_QUERIES", 10)
+    monkeypatch.setattr(check, "score_run", score)
+    monkeypatch.setattr(check, "builtin_check1", check1)
+    monkeypatch.setattr(check, "other_nulls", other)
+    first = records.to_json(check.check_tables(run, qrels, pool=pool, seeds=4, seed=3))
+    assert calls == ["other_nulls", "check1"]
+    assert first == beside
+
+
+def test_a_check_lets_the_run_go_before_it_aligns_the_scores(monkeypatch):
+    """The loaded run (its ranking kept) is referenced no more when the scores are aligned."""
+    run, qrels = _tables(n_queries=60)
+    seen: list[bool] = []
+    real_aligned = check.aligned
+    held = [weakref.ref(run)]
+
+    def aligned(*args, **kwargs):
+        gc.collect()
+        seen.append(held[0]() is not None)
+        return real_aligned(*args, **kwargs)
+
+    monkeypatch.setattr(check, "aligned", aligned)
+    monkeypatch.setattr(check, "SEGMENT_SAMPLE", 50)  # the nulls' copy of its first rows
+    pool = PoolSpec(corpus_size=100)
+    plan = check.plan_for_tables(pool, seeds=4)
+    inputs = [check.CheckInputs(pool=pool, run=run, qrels=qrels)]
+    del run
+    result = check.check_benchmark(plan, inputs.pop(), release_inputs=True)
+    assert seen == [False]
+    assert result.nulls is not None and result.nulls.holes is not None
