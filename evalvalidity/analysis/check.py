@@ -321,6 +321,7 @@ def check_benchmark(
     release_freed_memory()
     n = len(bench.qids)
     floor, floor_method = compute_floor(bench, metric, pool, rng)
+    release_freed_memory()  # the floor's working arrays: the scorer allocates through others
     units = pool.units if pool.kind == "units" else None
     if plan.units_rule is not None and inputs.run is not None:
         if units is not None:

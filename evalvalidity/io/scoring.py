@@ -1185,13 +1185,18 @@ def _ranked_in_memory(run: pa.Table, qids: pa.Array, depth: int | None) -> pa.Ta
         query, score, doc = query[order], score[order], doc[order]
         del order
         starts[1:] = query[1:] != query[:-1]
+    # Each step writes into the array it makes (out=, in place): one row-long array at a time.
     row: np.ndarray = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
-    first = np.maximum.accumulate(np.where(starts, row, 0))  # the query's first row
-    position: np.ndarray = row - first + 1
+    first = np.where(starts, row, 0)
+    np.maximum.accumulate(first, out=first)  # the query's first row
+    position: np.ndarray = row - first
+    position += 1
     starts[1:] |= score[1:] != score[:-1]
     del score
-    group_first = np.maximum.accumulate(np.where(starts, row, 0))
-    tie_start: np.ndarray = group_first - first + 1
+    group_first = np.where(starts, row, 0)
+    np.maximum.accumulate(group_first, out=group_first)
+    tie_start: np.ndarray = np.subtract(group_first, first, out=first)
+    tie_start += 1
     del first
     # A group ends where the next one starts: the first start after each row (n after the
     # last), found in the rows' own integer type (no int64 array of every group's bounds).
