@@ -217,3 +217,58 @@ def test_the_shuffle_null_keys_int32_codes_without_overflow():
     )
     assert wide.n_pairs_hit > 0
     _same(narrow, wide)
+
+
+def test_the_other_nulls_hand_freed_memory_back_between_their_parts(monkeypatch):
+    """The coding's freed ranking and each part's working arrays are given back in between."""
+    qrels, run = _benchmark(5)
+    metric, pool = parse_metric("rr@10"), PoolSpec(corpus_size=100)
+    bench = build_benchmark(qrels, pool, metric)
+    floor, _ = compute_floor(bench, metric, pool, np.random.default_rng(0))
+    calls: list[str] = []
+
+    def recorded(name, function):
+        def call(*args, **kwargs):
+            calls.append(name)
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(nulls, "release_freed_memory", lambda: calls.append("release"))
+    for name in ("code_tables", "query_independent", "judgement_holes", "tie_sensitivity"):
+        monkeypatch.setattr(nulls, name, recorded(name, getattr(nulls, name)))
+    monkeypatch.setattr(nulls, "self_hits", recorded("self_hits", nulls.self_hits))
+    found = nulls.other_nulls(bench, floor, metric, pool, qrels, run=run)
+    assert calls == [
+        "code_tables",
+        "release",
+        "query_independent",
+        "release",
+        "judgement_holes",
+        "release",
+        "tie_sensitivity",
+        "release",
+        "self_hits",
+    ]
+    assert found.holes is not None and found.self_hits is not None
+
+
+def test_the_scorer_hands_freed_memory_back_around_the_ranking_it_keeps(monkeypatch):
+    """Before the kept ranking is made in numpy and after: DuckDB's and its sort's memory."""
+    from evalvalidity.io import scoring
+
+    qrels, run = _benchmark(6)
+    calls: list[str] = []
+    real = scoring._ranked_in_memory
+
+    def ranked(*args, **kwargs):
+        calls.append("rank")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scoring, "release_freed_memory", lambda: calls.append("release"))
+    monkeypatch.setattr(scoring, "_ranked_in_memory", ranked)
+    kept = scoring.score_run(run, qrels, "ap", keep_ranking=True)  # every row ranked: numpy
+    assert calls[-3:] == ["release", "rank", "release"]
+    plain = scoring.score_run(run, qrels, "ap")
+    assert kept.qids.dtype == object and kept.qids.tolist() == plain.qids.tolist()
+    assert kept.values["ap"].tolist() == plain.values["ap"].tolist()
