@@ -1185,7 +1185,7 @@ def _ranked_in_memory(run: pa.Table, qids: pa.Array, depth: int | None) -> pa.Ta
         query, score, doc = query[order], score[order], doc[order]
         del order
         starts[1:] = query[1:] != query[:-1]
-    # Each step writes into the array it makes (out=, in place): one row-long array at a time.
+    # Each step writes into an array it already made (out=, in place), not into a temporary.
     row: np.ndarray = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     first = np.where(starts, row, 0)
     np.maximum.accumulate(first, out=first)  # the query's first row
