@@ -44,8 +44,8 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
+from evalvalidity.core import _special as special
 from evalvalidity.core._validate import (
     _choice,
     _finite_values,
@@ -429,10 +429,8 @@ def _nct_cdf(x: FloatArray, df: FloatArray, shift: FloatArray) -> FloatArray:
 
 
 def _nct_sf(x: FloatArray, df: FloatArray, shift: FloatArray) -> FloatArray:
-    from scipy.special import _ufuncs  # scipy.stats.nct.sf is this ufunc, clipped
-
-    with np.errstate(over="ignore"):
-        value = np.clip(_ufuncs._nct_sf(x, df, shift), 0, 1)
+    with np.errstate(over="ignore"):  # scipy.stats.nct.sf is this ufunc, clipped
+        value = np.clip(special.nct_sf(x, df, shift), 0, 1)
     return np.where(np.asarray(df) > 0, value, np.nan)[()]
 
 
