@@ -304,7 +304,7 @@ def _warn_constant(what: str, func: str) -> None:
 #: From this many rows on, resampling goes through the distinct values (rows or pairs) when
 #: there are at most a quarter as many of them as rows: per-query scores of a cutoff metric
 #: take a handful of values, so a million queries cost what a handful do.
-_GROUPED_MIN_ROWS: Final = 20_000
+_GROUPED_MIN_ROWS: Final = 5_000
 
 
 def _distinct_rows(
