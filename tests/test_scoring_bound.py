@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalvalidity.io.scoring import decode_ranking, score_run
 
@@ -118,3 +120,22 @@ def test_a_run_whose_queries_are_apart_is_bounded_by_duckdb_to_the_same_scores(m
     order = [("qid", "ascending"), ("position", "ascending")]
     kept = decode_ranking(together.ranking).sort_by(order)
     assert kept.equals(decode_ranking(interleaved.ranking).sort_by(order))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.text(alphabet="ab\x00é", max_size=3), unique=True, max_size=8), max_size=4)
+)
+def test_the_kept_rankings_document_codes_are_each_ids_place_among_the_sorted_distinct_ids(
+    parts,
+):
+    # each batch's dictionary holds distinct ids; together they may repeat
+    from evalvalidity.io import scoring
+
+    arrays = [pa.array(part, pa.string()) for part in parts]
+    vocabulary, codes = scoring._sorted_codes(arrays)
+    distinct = sorted({s.encode() for part in parts for s in part})
+    assert [s.encode() for s in vocabulary.to_pylist()] == distinct
+    flat = [s for part in parts for s in part]
+    assert codes.dtype == np.int32
+    assert [distinct[c] for c in codes.tolist()] == [s.encode() for s in flat]

@@ -1204,14 +1204,13 @@ def _coded_ranking(con: duckdb.DuckDBPyConnection, sql: str, qids: pa.Array) -> 
     del coded
     # One dictionary for every batch: the distinct ids in byte order (two rankings of the same
     # rows are then equal tables), each batch's codes mapped onto it.
-    vocabulary = (
-        _sorted_ids(pa.concat_arrays(doc_values)) if doc_values else pa.array([], pa.string())
-    )
-    doc_codes = [
-        pc.take(pc.index_in(values, value_set=vocabulary), index)
-        for values, index in zip(doc_values, doc_index, strict=True)
-    ]
-    del doc_values, doc_index
+    vocabulary, code_of = _sorted_codes(doc_values)
+    doc_codes = []
+    first = 0
+    for values, index in zip(doc_values, doc_index, strict=True):
+        doc_codes.append(from_numpy(code_of[first + to_numpy(index)]))
+        first += len(values)
+    del doc_values, doc_index, code_of
     code = pa.dictionary(pa.int32(), pa.string())
     return pa.table(
         {
@@ -1224,6 +1223,32 @@ def _coded_ranking(con: duckdb.DuckDBPyConnection, sql: str, qids: pa.Array) -> 
             **{name: pa.chunked_array(parts, pa.int32()) for name, parts in ints.items()},
         }
     )
+
+
+def _sorted_codes(parts: Sequence[pa.Array]) -> tuple[pa.Array, np.ndarray]:
+    """The distinct ids of ``parts`` in byte order, and each id's index among them (int32).
+
+    One sort of every id (each part's are distinct, as a batch's dictionary is): equal ids
+    are then neighbours, so the distinct ones and every id's code follow without a hash of
+    each id (a unique, then a lookup of every id in it, cost 0.17 s for the 7M-line run's
+    140,000 kept rows; this costs half that).
+
+    Examples
+    --------
+    >>> vocabulary, codes = _sorted_codes([pa.array(["b", "a"]), pa.array(["c", "b"])])
+    >>> vocabulary.to_pylist(), codes.tolist()
+    (['a', 'b', 'c'], [1, 0, 2, 1])
+    """
+    values = pa.concat_arrays(list(parts)) if parts else pa.array([], pa.string())
+    n = len(values)
+    order = to_numpy(pc.array_sort_indices(values).cast(pa.int64()))
+    ordered = pc.take(values, from_numpy(order))
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        new[1:] = to_numpy(pc.not_equal(ordered.slice(1), ordered.slice(0, n - 1)))
+    codes = np.empty(n, dtype=np.int32)
+    codes[order] = np.cumsum(new, dtype=np.int32) - 1
+    return select(ordered, new), codes
 
 
 def _ranked_in_memory(run: pa.Table, qids: pa.Array, depth: int | None) -> pa.Table:
