@@ -84,3 +84,24 @@ def test_a_check_at_a_large_pool_does_not_import_pandas(large_pool_run):
     )
     assert "evalvalidity.analysis.nulls" in modules
     assert "pandas" not in modules
+
+
+def test_a_check_loads_scipys_special_functions_without_their_array_api_layer(large_pool_run):
+    """scipy.special's package runs an array-API layer that imports numpy.f2py and unittest."""
+    run, qrels = large_pool_run
+    modules = _modules(
+        "check",
+        "--run",
+        str(run),
+        "--qrels",
+        str(qrels),
+        "--pool-size",
+        "8841823",
+        "--fail-on",
+        "never",
+    )
+    assert "scipy.special._ufuncs" in modules  # the statistics ran on scipy's own functions
+    assert "scipy.special" not in modules
+    assert not {"scipy._lib._array_api", "numpy.f2py", "numpy.testing", "unittest"} & modules
+    # nor what only some floors and intervals need
+    assert not {"numpy.polynomial", "statistics"} & modules

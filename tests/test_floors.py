@@ -1009,6 +1009,7 @@ def test_floors_imports_only_numpy_scipy_and_the_core() -> None:
         "numpy",
         "scipy",
         "evalvalidity.errors",
+        "evalvalidity.core._special",  # scipy.special's compiled functions
         "evalvalidity.core._validate",
         "evalvalidity.core.metrics",
         "evalvalidity.core.types",

@@ -6,6 +6,7 @@ Each case reads the file on both paths and compares the tables; the fast path's 
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import pytest
@@ -173,3 +174,25 @@ def test_an_irregular_line_in_any_block_gives_the_whole_file_up(tmp_path, monkey
     assert answers[0] is False
     assert table.num_rows == 2_000
     assert table.column("line").to_pylist() == list(range(1, 2_001))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"a b\ncc d\n" * 40,
+        b"a b\r\ncc d\r\n" * 40,  # a CRLF at a block's end is kept whole
+        b"a b\rcc d\r" * 40,  # lone CRs end lines too
+        b"a b\ncc\rd e\r\n" * 40 + b"last",  # mixed, and no line break at the end
+    ],
+)
+@pytest.mark.parametrize("size", [5, 7, 16, 1 << 10])
+def test_blocks_end_at_line_breaks_and_hold_the_file_once(tmp_path, monkeypatch, text, size):
+    monkeypatch.setattr(_text, "FAST_BLOCK_BYTES", size)
+    path = tmp_path / "run.txt"
+    path.write_bytes(text)
+    blocks = list(_text._text_blocks(_text.Source(path)))
+    assert b"".join(blocks) == text
+    for block in blocks[:-1]:
+        assert block.endswith((b"\n", b"\r"))
+    for left, right in itertools.pairwise(blocks):
+        assert not (left.endswith(b"\r") and right.startswith(b"\n"))  # CRLF not cut

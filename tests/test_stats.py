@@ -893,6 +893,24 @@ def test_grouped_resampling_draws_the_same_distribution_as_resampling_rows():
     assert abs(p_grouped - p_plain) < 0.05
 
 
+def test_a_benchmark_of_thousands_of_queries_is_resampled_through_its_distinct_values():
+    # 6,980 queries' RR@10 (eleven values): 4,000 resamples are 4,000 multinomial draws over
+    # those values, not 28 million row picks
+    from evalvalidity.core import stats as s
+
+    values = np.random.default_rng(5).choice([0.0, 0.1, 0.125, 0.2, 0.5, 1.0], size=6_980)
+    grouped = s._distinct_rows((values,))
+    assert grouped is not None
+    assert grouped[0].shape == (6, 1) and int(grouped[1].sum()) == 6_980
+
+    class NoRowPicks(np.random.Generator):
+        def integers(self, *args, **kwargs):  # the row-by-row procedure's draws
+            raise AssertionError("rows were picked one by one")
+
+    interval = s.mean_interval(values, n_resamples=4000, rng=NoRowPicks(np.random.PCG64(1)))
+    assert interval.low < values.mean() < interval.high
+
+
 def test_resampling_goes_row_by_row_when_values_are_mostly_distinct_or_few():
     from evalvalidity.core import stats as s
 

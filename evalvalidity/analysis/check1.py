@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
-from scipy import special
 
 from evalvalidity.analysis.plan import PoolSpec
 from evalvalidity.analysis.pools import (
@@ -28,6 +27,7 @@ from evalvalidity.analysis.pools import (
     strings,
 )
 from evalvalidity.analysis.results import HarnessCheck, Interval
+from evalvalidity.core import _special as special
 from evalvalidity.core import simulate
 from evalvalidity.core.floors import Floor
 from evalvalidity.core.metrics import Metric, parse_metric

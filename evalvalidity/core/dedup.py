@@ -46,7 +46,6 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from statistics import NormalDist
 from typing import Final, TypeVar
 
 import numpy as np
@@ -195,6 +194,8 @@ def _normal_quantile(confidence: float, caller: str) -> float:
             f"The 'confidence' parameter of {caller} must be a float in (0, 1)."
             f" Got {confidence!r} instead."
         )
+    from statistics import NormalDist  # statistics imports fractions: on first use
+
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
 
 

@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-import scipy.special as sc
 from numpy.typing import ArrayLike
 
+from evalvalidity.core._special import digamma, ndtri
 from evalvalidity.core._validate import _brief, _show, _weighted_bincount
 from evalvalidity.core.metrics import FAMILY_SPECS, Metric, parse_metric
 from evalvalidity.core.types import BoolArray, FloatArray, IndexArray, IntArray
@@ -331,7 +331,7 @@ def _harmonic(n: FloatArray | IntArray) -> FloatArray:
     small = (n <= _TABLE_SIZE) & (n == np.floor(n))
     out = np.empty_like(n)
     out[small] = table[n[small].astype(np.int64)]
-    out[~small] = sc.digamma(n[~small] + 1.0) + np.euler_gamma
+    out[~small] = digamma(n[~small] + 1.0) + np.euler_gamma
     return out
 
 
@@ -355,7 +355,10 @@ def _harmonic2(n: FloatArray | IntArray) -> FloatArray:
     return out
 
 
-_GAUSS_NODES, _GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(20)
+@functools.cache
+def _gauss_rule() -> tuple[FloatArray, FloatArray]:
+    """The 20-point Gauss–Legendre nodes and weights on [-1, 1] (numpy.polynomial: on first use)."""
+    return np.polynomial.legendre.leggauss(20)
 
 
 @functools.cache
@@ -378,16 +381,17 @@ def _log_scale_integral(low: FloatArray, high: FloatArray, power: int) -> FloatA
     half = (high - low) / 2
     middle = low + half
     out = np.empty(len(low))
+    nodes, weights = _gauss_rule()
     block = 1 << 14  # rows at a time: the (block, 20) temporaries stay in cache
     for first in range(0, len(low), block):
         rows = slice(first, first + block)
-        u = np.multiply.outer(half[rows], _GAUSS_NODES)
+        u = np.multiply.outer(half[rows], nodes)
         u += middle[rows, None]
         values = np.log(2.0) / u
         if power == 2:
             values *= values
         values *= np.exp(u, out=u)
-        out[rows] = half[rows] * (values @ _GAUSS_WEIGHTS)
+        out[rows] = half[rows] * (values @ weights)
     return out
 
 
@@ -1156,9 +1160,7 @@ def _expected_continuous(
             out[rest] = -np.expm1(_log_miss(x[rest], gf[rest], np.full(rest.sum(), kf)))
         return out
     # rr
-    out[full] = (
-        gf[full] / (x[full] - gf[full] + 1) * (sc.digamma(x[full] + 1) - sc.digamma(gf[full]))
-    )
+    out[full] = gf[full] / (x[full] - gf[full] + 1) * (digamma(x[full] + 1) - digamma(gf[full]))
     if rest.any():
         out[rest] = _rr_recurrence(x[rest], g[rest].astype(np.int64), np.full(rest.sum(), kf))[0]
     return out
@@ -1342,7 +1344,7 @@ def _invert(
     if std_error is None:
         targets = [measured]
     else:
-        z = float(sc.ndtri(0.5 + confidence / 2))
+        z = float(ndtri(0.5 + confidence / 2))
         targets = [measured, measured + z * std_error, measured - z * std_error]
     size = len(measured)
     target = np.concatenate(targets)

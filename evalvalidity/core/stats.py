@@ -44,8 +44,8 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
+from evalvalidity.core import _special as special
 from evalvalidity.core._validate import (
     _choice,
     _finite_values,
@@ -304,7 +304,7 @@ def _warn_constant(what: str, func: str) -> None:
 #: From this many rows on, resampling goes through the distinct values (rows or pairs) when
 #: there are at most a quarter as many of them as rows: per-query scores of a cutoff metric
 #: take a handful of values, so a million queries cost what a handful do.
-_GROUPED_MIN_ROWS: Final = 20_000
+_GROUPED_MIN_ROWS: Final = 5_000
 
 
 def _distinct_rows(
@@ -429,10 +429,8 @@ def _nct_cdf(x: FloatArray, df: FloatArray, shift: FloatArray) -> FloatArray:
 
 
 def _nct_sf(x: FloatArray, df: FloatArray, shift: FloatArray) -> FloatArray:
-    from scipy.special import _ufuncs  # scipy.stats.nct.sf is this ufunc, clipped
-
-    with np.errstate(over="ignore"):
-        value = np.clip(_ufuncs._nct_sf(x, df, shift), 0, 1)
+    with np.errstate(over="ignore"):  # scipy.stats.nct.sf is this ufunc, clipped
+        value = np.clip(special.nct_sf(x, df, shift), 0, 1)
     return np.where(np.asarray(df) > 0, value, np.nan)[()]
 
 

@@ -565,6 +565,89 @@ def top_ranking_sql(
 _ONE_PASS_BOUND_QUERIES = 65_536
 
 
+#: Up to this many rows, :func:`_query_bars` finds the run's bars in numpy (its temporaries
+#: take about 25 bytes a row); a larger run is grouped by DuckDB, which can spill.
+_QUERY_BARS_MAX_ROWS = 1 << 24
+#: Scores partially sorted at a time by :func:`_query_bars`.
+_QUERY_BARS_BLOCK_ROWS = 1 << 20
+
+
+@dataclass(frozen=True)
+class _QueryBars:
+    """Each query's row count and bar of an in-memory run whose rows come query by query."""
+
+    counts: pa.Table  # qid, n, bar (the depth-th largest score; null under depth rows)
+    bar: np.ndarray  # each query's bar, -inf under depth rows
+    lengths: np.ndarray  # each query's rows, in the run's order
+    score: np.ndarray  # each row's score
+
+    def near(self, run: pa.Table) -> pa.Table:
+        """The rows at or above their query's bar (``near_rows``), in the run's order."""
+        keep = self.score >= np.repeat(self.bar, self.lengths)
+        rows = np.flatnonzero(keep).astype(np.int64)
+        del keep
+        return run.select(["qid", "docid", "score", "rank"]).take(from_numpy(rows))
+
+
+def _query_bars(run: pa.Table, depth: int) -> _QueryBars | None:
+    """What ``run_counts`` holds, found in numpy when each query's rows are together.
+
+    The bar is SQL's ``max(score, depth)[depth]`` (:func:`_bar_sql`): the ``depth``-th largest
+    score, counted with repeats. A run's rows nearly always come query by query: its queries
+    are then the runs of equal ids (one comparison of neighbouring ids, no hashing of every
+    row's id), and each query's bar one partial sort of its scores, taken at once for the
+    queries of one length. Over the 7M-line run this and the rows it keeps take 0.28 s, where
+    DuckDB's two passes (group by id, then join on it) take 0.43 s alone and 0.7 s in a check.
+    None (DuckDB then groups the rows) for a query whose rows are apart, an empty run, a null
+    score or a run of more than :data:`_QUERY_BARS_MAX_ROWS` rows.
+
+    Examples
+    --------
+    >>> run = pa.table({"qid": ["a", "a", "a", "b"], "docid": ["x", "y", "z", "x"],
+    ...                 "score": [1.0, 3.0, 2.0, 5.0], "rank": [1, 2, 3, 1]})
+    >>> bars = _query_bars(run, 2)
+    >>> bars.counts.to_pydict()
+    {'qid': ['a', 'b'], 'n': [3, 1], 'bar': [2.0, None]}
+    >>> bars.near(run).column("docid").to_pylist()
+    ['y', 'z', 'x']
+    >>> _query_bars(pa.table({"qid": ["a", "b", "a"], "score": [1.0, 2.0, 3.0]}), 2) is None
+    True
+    """
+    n_rows = run.num_rows
+    score_column = run.column("score")
+    if n_rows == 0 or n_rows > _QUERY_BARS_MAX_ROWS or score_column.null_count:
+        return None
+    qid = run.column("qid")
+    starts = np.zeros(n_rows, dtype=bool)
+    starts[0] = True
+    if n_rows > 1:
+        starts[1:] = to_numpy(pc.not_equal(qid.slice(1), qid.slice(0, n_rows - 1)))
+    heads = np.flatnonzero(starts)
+    del starts
+    ids = pc.take(qid, from_numpy(heads.astype(np.int64)))
+    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    if len(pc.unique(ids)) != len(ids):
+        return None  # some query's rows are apart
+    lengths = np.diff(np.append(heads, n_rows))
+    score = to_numpy(score_column)
+    bar = np.full(len(heads), -np.inf)
+    for length in np.unique(lengths[lengths >= depth]).tolist():
+        of_length = np.flatnonzero(lengths == length)
+        step = max(1, _QUERY_BARS_BLOCK_ROWS // length)
+        for first in range(0, len(of_length), step):
+            which = of_length[first : first + step]
+            rows = heads[which, None] + np.arange(length)  # these queries' rows, one a line
+            bar[which] = np.partition(score[rows], length - depth, axis=1)[:, length - depth]
+            del rows
+    long = lengths >= depth
+    valid = pa.py_buffer(np.packbits(long, bitorder="little"))  # null: under depth rows
+    bars = pa.Array.from_buffers(
+        pa.float64(), len(bar), [valid, pa.py_buffer(bar.copy())], null_count=int((~long).sum())
+    )
+    counts = pa.table({"qid": ids, "n": from_numpy(lengths.astype(np.int64)), "bar": bars})
+    return _QueryBars(counts, bar, lengths, score)
+
+
 def _bar_sql(depth: int) -> str:
     """The ``depth``-th largest score of a group (NULL when it has fewer rows), as SQL."""
     return f"max(score, {int(depth)})[{int(depth)}]"
@@ -921,6 +1004,7 @@ def _score(
     # The query ids stay Arrow strings (one buffer, no Python str per query) until the result.
     judged_qids = _sorted_ids(con.sql("SELECT DISTINCT qid FROM qrels").to_arrow_table())
     bars = ""
+    in_order: _QueryBars | None = None  # run_counts found in numpy (see _query_bars)
     # Metrics that all stop at a cutoff read no hit below the cutoff-th largest score of its
     # query (a hit there is at a position, or in a tie group starting, past the cutoff).
     cutoff = None if any(m.k is None for m in metrics) else max(int(m.k or 0) for m in metrics)
@@ -930,7 +1014,12 @@ def _score(
         # The bounds of the kept ranking's rows (see _ONE_PASS_BOUND_QUERIES), and of the
         # hits: one bound deep enough for both.
         depth = int(max(kept_depth or 0, cutoff or 0) if bounded else kept_depth or 1)
-        if len(judged_qids) <= _ONE_PASS_BOUND_QUERIES:
+        if run is not None and len(judged_qids) <= _ONE_PASS_BOUND_QUERIES:
+            in_order = _query_bars(run, depth)
+        if in_order is not None:
+            con.register("run_counts", in_order.counts)
+            bars = "run_counts"
+        elif len(judged_qids) <= _ONE_PASS_BOUND_QUERIES:
             con.execute(
                 "CREATE TEMP TABLE run_counts AS SELECT qid, count(*) AS n,"
                 f" {_bar_sql(depth)} AS bar FROM run GROUP BY qid"
@@ -1000,11 +1089,14 @@ def _score(
                 # hit that the metrics read: one pass keeps them (about ten per query at
                 # rr@10), and the hits and their counts come from them alone. (No query
                 # ranking more rows than the cutoff: every row is kept, the pass is skipped.)
-                con.execute(
-                    f"""CREATE TEMP TABLE near_rows AS
-                        SELECT r.qid, r.docid, r.score, r.rank FROM run r
-                        LEFT JOIN {bars} b USING (qid) WHERE b.bar IS NULL OR r.score >= b.bar"""
-                )
+                if in_order is not None and run is not None:
+                    con.register("near_rows", in_order.near(run))
+                else:
+                    con.execute(
+                        f"""CREATE TEMP TABLE near_rows AS
+                            SELECT r.qid, r.docid, r.score, r.rank FROM run r
+                            LEFT JOIN {bars} b USING (qid) WHERE b.bar IS NULL OR r.score >= b.bar"""
+                    )
                 rows = "near_rows"
             con.execute(
                 f"""CREATE TEMP TABLE hit_items AS
@@ -1037,7 +1129,8 @@ def _score(
     in_numpy = rows == "run" and run is not None and run.column("score").null_count == 0
     if keep is not None and in_numpy:
         for table in ("hit_items", "near_rows", "run_bars", "run_counts"):
-            con.execute(f"DROP TABLE IF EXISTS {table}")  # the hits are out: free them first
+            con.unregister(table)  # the hits are out: free them first (a table or a view)
+            con.execute(f"DROP TABLE IF EXISTS {table}")
         release_freed_memory()
         top = _ranked_in_memory(run, qids, keep[0])
         release_freed_memory()  # its sort's working arrays, before the result is built
@@ -1116,14 +1209,13 @@ def _coded_ranking(con: duckdb.DuckDBPyConnection, sql: str, qids: pa.Array) -> 
     del coded
     # One dictionary for every batch: the distinct ids in byte order (two rankings of the same
     # rows are then equal tables), each batch's codes mapped onto it.
-    vocabulary = (
-        _sorted_ids(pa.concat_arrays(doc_values)) if doc_values else pa.array([], pa.string())
-    )
-    doc_codes = [
-        pc.take(pc.index_in(values, value_set=vocabulary), index)
-        for values, index in zip(doc_values, doc_index, strict=True)
-    ]
-    del doc_values, doc_index
+    vocabulary, code_of = _sorted_codes(doc_values)
+    doc_codes = []
+    first = 0
+    for values, index in zip(doc_values, doc_index, strict=True):
+        doc_codes.append(from_numpy(code_of[first + to_numpy(index)]))
+        first += len(values)
+    del doc_values, doc_index, code_of
     code = pa.dictionary(pa.int32(), pa.string())
     return pa.table(
         {
@@ -1136,6 +1228,32 @@ def _coded_ranking(con: duckdb.DuckDBPyConnection, sql: str, qids: pa.Array) -> 
             **{name: pa.chunked_array(parts, pa.int32()) for name, parts in ints.items()},
         }
     )
+
+
+def _sorted_codes(parts: Sequence[pa.Array]) -> tuple[pa.Array, np.ndarray]:
+    """The distinct ids of ``parts`` in byte order, and each id's index among them (int32).
+
+    One sort of every id (each part's are distinct, as a batch's dictionary is): equal ids
+    are then neighbours, so the distinct ones and every id's code follow without a hash of
+    each id (a unique, then a lookup of every id in it, cost 0.17 s for the 7M-line run's
+    140,000 kept rows; this costs half that).
+
+    Examples
+    --------
+    >>> vocabulary, codes = _sorted_codes([pa.array(["b", "a"]), pa.array(["c", "b"])])
+    >>> vocabulary.to_pylist(), codes.tolist()
+    (['a', 'b', 'c'], [1, 0, 2, 1])
+    """
+    values = pa.concat_arrays(list(parts)) if parts else pa.array([], pa.string())
+    n = len(values)
+    order = to_numpy(pc.array_sort_indices(values).cast(pa.int64()))
+    ordered = pc.take(values, from_numpy(order))
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        new[1:] = to_numpy(pc.not_equal(ordered.slice(1), ordered.slice(0, n - 1)))
+    codes = np.empty(n, dtype=np.int32)
+    codes[order] = np.cumsum(new, dtype=np.int32) - 1
+    return select(ordered, new), codes
 
 
 def _ranked_in_memory(run: pa.Table, qids: pa.Array, depth: int | None) -> pa.Table:

@@ -86,35 +86,54 @@ def _fast_delimiter(det: Detected, sample: list[str]) -> tuple[str, bool] | None
     return None
 
 
-def _text_blocks(source: Source) -> Generator[bytes, None, None]:
+def _text_blocks(source: Source) -> Generator[bytearray, None, None]:
     """The decompressed bytes in blocks of about FAST_BLOCK_BYTES that end at a line break.
 
     Read through the metered stream (the limits hold); a line longer than
-    ``max_line_bytes`` gives up (the exact path then names it).
+    ``max_line_bytes`` gives up (the exact path then names it). Each block is read into a
+    buffer of its own after the previous block's unfinished line, and cut where its last line
+    ends: the file's bytes are copied once (three copies of every block cost the reading
+    thread 0.2 s of the 7M-line run's 250 MB), and only the unfinished line is copied again.
     """
     max_line = source.limits.max_line_bytes
     stream = source.open_stream()
+    native = stream.readinto if isinstance(stream, pa.NativeFile) else None
     pending = b""
     try:
-        while chunk := stream.read(FAST_BLOCK_BYTES):
-            data = pending + chunk if pending else chunk
-            end = len(data) - 1 if data.endswith(b"\r") else len(data)  # keep CRLF whole
-            cut = max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end))
-            if cut < 0:
-                pending = data
+        while True:
+            start = len(pending)
+            block = bytearray(start + FAST_BLOCK_BYTES)
+            block[:start] = pending
+            if native is not None:
+                with memoryview(block) as whole, whole[start:] as free:
+                    got = native(free)
             else:
-                pending = data[cut + 1 :]
-                yield data[: cut + 1]
+                chunk = stream.read(FAST_BLOCK_BYTES)
+                got = len(chunk)
+                block[start : start + got] = chunk
+                del chunk
+            if not got:
+                break
+            del block[start + got :]  # the end of the file: a short read
+            end = len(block) - 1 if block.endswith(b"\r") else len(block)  # keep CRLF whole
+            cut = block.rfind(b"\n", 0, end)
+            cut = max(cut, block.rfind(b"\r", cut + 1, end))  # a lone CR after the last LF
+            if cut < 0:
+                pending = bytes(block)
+            else:
+                pending = bytes(block[cut + 1 :])
+                del block[cut + 1 :]
+                yield block
             if len(pending) > max_line + 1:
                 raise _Abort
         if pending:
-            yield pending
+            yield bytearray(pending)
     finally:
         stream.close()
 
 
 def _parsed(
-    block: bytes,
+    block: bytes | bytearray,
     skip: int,
     shortest: int,
     names: list[str],
@@ -159,7 +178,7 @@ def _parsed(
     return table, holds
 
 
-def _count(block: bytes, byte: bytes) -> int:
+def _count(block: bytes | bytearray, byte: bytes) -> int:
     r"""How many times ``byte`` occurs in ``block`` (numpy: twice as fast as ``bytes.count``).
 
     >>> _count(b"a\nb\n\n", b"\n"), _count(b"a\nb", b"\r")
@@ -268,7 +287,7 @@ def read_fast(
     required = sum(det.format == "trec" or spec is not None for spec in layout.fields)
     shortest = required + len(names)  # the bytes of the shortest clean line
 
-    def work(block: bytes, skip: int) -> list[tuple[int, dict[str, pa.Array]]]:
+    def work(block: bytearray, skip: int) -> list[tuple[int, dict[str, pa.Array]]]:
         table, holds = _parsed(block, skip, shortest, names, parse, convert)
         return [(batch.num_rows, checked(batch, holds)) for batch in table.to_batches()]
 
