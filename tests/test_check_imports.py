@@ -69,9 +69,11 @@ def test_a_toy_check_does_not_import_pandas(fmt):
     assert "pandas" not in modules
 
 
-def test_a_check_at_a_large_pool_does_not_import_pandas(large_pool_run):
+@pytest.fixture(scope="module")
+def large_pool_modules(large_pool_run):
+    """What a check at a large pool (Check 1 by importance, the other nulls) imported."""
     run, qrels = large_pool_run
-    modules = _modules(
+    return _modules(
         "check",
         "--run",
         str(run),
@@ -82,24 +84,17 @@ def test_a_check_at_a_large_pool_does_not_import_pandas(large_pool_run):
         "--fail-on",
         "never",
     )
+
+
+def test_a_check_at_a_large_pool_does_not_import_pandas(large_pool_modules):
+    modules = large_pool_modules
     assert "evalvalidity.analysis.nulls" in modules
     assert "pandas" not in modules
 
 
-def test_a_check_loads_scipys_special_functions_without_their_array_api_layer(large_pool_run):
+def test_a_check_loads_scipys_special_functions_without_their_array_api_layer(large_pool_modules):
     """scipy.special's package runs an array-API layer that imports numpy.f2py and unittest."""
-    run, qrels = large_pool_run
-    modules = _modules(
-        "check",
-        "--run",
-        str(run),
-        "--qrels",
-        str(qrels),
-        "--pool-size",
-        "8841823",
-        "--fail-on",
-        "never",
-    )
+    modules = large_pool_modules
     assert "scipy.special._ufuncs" in modules  # the statistics ran on scipy's own functions
     assert "scipy.special" not in modules
     assert not {"scipy._lib._array_api", "numpy.f2py", "numpy.testing", "unittest"} & modules
