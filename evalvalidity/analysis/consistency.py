@@ -51,6 +51,7 @@ import pyarrow.compute as pc
 
 from evalvalidity.analysis.plan import CheckInputs, CheckPlan
 from evalvalidity.errors import InputDataError
+from evalvalidity.io._arrow import run_starts, select
 from evalvalidity.io.scoring import retrieves_relevant
 
 __all__ = ["MIN_QUERY_SHARE", "Inconsistency", "check_consistency"]
@@ -92,15 +93,9 @@ def _distinct(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     ['q2', 'q1']
     """
     if len(column) > 1 and column.null_count == 0 and pa.types.is_string(column.type):
-        changed = pc.not_equal(column.slice(1), column.slice(0, len(column) - 1))
-        parts = (column.slice(0, 1), pc.filter(column.slice(1), changed))
-        column = pa.chunked_array([c for part in parts for c in _chunks(part)], column.type)
+        column = select(column, run_starts(column))
     values = pc.unique(column)
     return pc.drop_null(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
-
-
-def _chunks(values: pa.ChunkedArray | pa.Array) -> list[pa.Array]:
-    return values.chunks if isinstance(values, pa.ChunkedArray) else [values]
 
 
 def _quote(values: pa.Array) -> str:

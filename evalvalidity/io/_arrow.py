@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["from_numpy", "int64", "int64_range", "select", "strings", "to_numpy"]
+__all__ = ["from_numpy", "int64", "int64_range", "run_starts", "select", "strings", "to_numpy"]
 
 _TYPES: dict[np.dtype, pa.DataType] = {
     np.dtype(np.int64): pa.int64(),
@@ -173,7 +173,30 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     )
 
 
-def select(values: pa.Array, mask: np.ndarray) -> pa.Array:
+def run_starts(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Where each run of equal neighbouring values of a null-free array starts, as a numpy mask.
+
+    True at the first value and wherever a value differs from the one before it (Arrow
+    compares strings by their bytes): a run's rows come query by query, so its queries are
+    the runs of equal ids, found without hashing every id.
+
+    Examples
+    --------
+    >>> run_starts(strings(["q1", "q1", "q2", "q1"])).tolist()
+    [True, False, True, True]
+    >>> run_starts(strings([])).tolist()
+    []
+    """
+    from evalvalidity.io._compute import pc
+
+    n = len(values)
+    starts = np.ones(n, dtype=bool)
+    if n > 1:
+        starts[1:] = to_numpy(pc.not_equal(values.slice(1), values.slice(0, n - 1)))
+    return starts
+
+
+def select(values: pa.Array | pa.ChunkedArray, mask: np.ndarray) -> pa.Array | pa.ChunkedArray:
     """The items of ``values`` where the boolean numpy ``mask`` holds, without pandas.
 
     ``pa.array`` of a numpy mask, which ``Array.filter`` would need, imports pandas.

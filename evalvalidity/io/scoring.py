@@ -76,7 +76,7 @@ import pyarrow as pa
 from evalvalidity.core.kernels import Hits, Judged, TiedHits, evaluate, evaluate_tied
 from evalvalidity.core.metrics import Metric, parse_metrics
 from evalvalidity.errors import InputDataError, ParameterError
-from evalvalidity.io._arrow import from_numpy, int64_range, select, to_numpy
+from evalvalidity.io._arrow import from_numpy, int64_range, run_starts, select, to_numpy
 from evalvalidity.io._compute import pc
 from evalvalidity.io._database import DEFAULT_MEMORY_LIMIT
 from evalvalidity.io._database import connection as shared_connection
@@ -618,12 +618,7 @@ def _query_bars(run: pa.Table, depth: int) -> _QueryBars | None:
     if n_rows == 0 or n_rows > _QUERY_BARS_MAX_ROWS or score_column.null_count:
         return None
     qid = run.column("qid")
-    starts = np.zeros(n_rows, dtype=bool)
-    starts[0] = True
-    if n_rows > 1:
-        starts[1:] = to_numpy(pc.not_equal(qid.slice(1), qid.slice(0, n_rows - 1)))
-    heads = np.flatnonzero(starts)
-    del starts
+    heads = np.flatnonzero(run_starts(qid))
     ids = pc.take(qid, from_numpy(heads.astype(np.int64)))
     ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     if len(pc.unique(ids)) != len(ids):
@@ -1248,9 +1243,7 @@ def _sorted_codes(parts: Sequence[pa.Array]) -> tuple[pa.Array, np.ndarray]:
     n = len(values)
     order = to_numpy(pc.array_sort_indices(values).cast(pa.int64()))
     ordered = pc.take(values, from_numpy(order))
-    new = np.ones(n, dtype=bool)
-    if n > 1:
-        new[1:] = to_numpy(pc.not_equal(ordered.slice(1), ordered.slice(0, n - 1)))
+    new = run_starts(ordered)
     codes = np.empty(n, dtype=np.int32)
     codes[order] = np.cumsum(new, dtype=np.int32) - 1
     return select(ordered, new), codes
