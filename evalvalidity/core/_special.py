@@ -14,7 +14,8 @@ which finds ``_ufuncs`` already loaded and uses it. The stand-in is in place onl
 interpreter's import lock is held, marked as being imported, so no other thread sees it (an
 import of ``scipy.special`` elsewhere waits for the lock, then runs the real package). Where
 scipy is already imported, or lays its files out otherwise, or the stand-in fails, this is
-``from scipy.special import _ufuncs``: the same functions.
+``from scipy.special import _ufuncs``: the same functions. :func:`compiled_file` finds such a
+compiled module's file (the statistics' root finder is loaded the same way).
 
 Examples
 --------
@@ -34,7 +35,7 @@ import sys
 from types import ModuleType
 from typing import cast
 
-__all__ = ["digamma", "nct_sf", "nctdtr", "ndtr", "ndtri", "stdtr", "stdtrit"]
+__all__ = ["compiled_file", "digamma", "nct_sf", "nctdtr", "ndtr", "ndtri", "stdtr", "stdtrit"]
 
 #: The ufuncs taken from ``scipy.special._ufuncs`` (``psi`` is ``scipy.special.digamma``).
 NAMES = ("ndtr", "ndtri", "stdtr", "stdtrit", "nctdtr", "psi", "_nct_sf")
@@ -44,18 +45,32 @@ def _usable(module: ModuleType) -> bool:
     return all(hasattr(module, name) for name in NAMES)
 
 
+def compiled_file(package: str, name: str) -> str | None:
+    """The file of scipy's compiled module ``scipy.<package>.<name>``, or None if it has none.
+
+    None where scipy lays its files out otherwise: the callers then import the package.
+
+    >>> compiled_file("special", "_ufuncs") is not None, compiled_file("special", "nothing")
+    (True, None)
+    """
+    import scipy
+
+    folder = os.path.join(os.path.dirname(scipy.__file__), package)
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(folder, name + suffix)
+        if os.path.exists(path):
+            return path
+    return None
+
+
 def _on_its_own() -> ModuleType | None:
     """``scipy.special._ufuncs`` loaded under a stand-in package, or None where that fails."""
     import _imp
 
-    import scipy
-
-    folder = os.path.join(os.path.dirname(scipy.__file__), "special")
-    if not any(
-        os.path.exists(os.path.join(folder, "_ufuncs" + suffix))
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES
-    ):
+    path = compiled_file("special", "_ufuncs")
+    if path is None:
         return None
+    folder = os.path.dirname(path)
     _imp.acquire_lock()
     try:
         if "scipy.special" in sys.modules or "scipy.special._ufuncs" in sys.modules:

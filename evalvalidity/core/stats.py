@@ -1285,26 +1285,20 @@ def _zeros_module() -> Any:
     loaded = sys.modules.get("scipy.optimize._zeros")
     if loaded is not None:
         return loaded
-    import importlib.machinery
     import importlib.util
-    import os
 
-    import scipy
-
-    folder = os.path.join(os.path.dirname(scipy.__file__), "optimize")
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = os.path.join(folder, "_zeros" + suffix)
-        if os.path.exists(path):
-            try:
-                spec = importlib.util.spec_from_file_location("scipy.optimize._zeros", path)
-                if spec is None or spec.loader is None:
-                    return None
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
-            except ImportError:
-                return None
-            return module if hasattr(module, "_brentq") else None
-    return None
+    path = special.compiled_file("optimize", "_zeros")
+    if path is None:
+        return None
+    try:
+        spec = importlib.util.spec_from_file_location("scipy.optimize._zeros", path)
+        if spec is None or spec.loader is None:
+            return None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except ImportError:
+        return None
+    return module if hasattr(module, "_brentq") else None
 
 
 def topic_set_size(
