@@ -536,15 +536,14 @@ def check_benchmark(
         multi = (
             float(np.sum(floor.expected[bench.gold > 1]) / total_floor) if total_floor > 0 else 0.0
         )
-        if early is not None:
+        if nulls is None:  # not run before Check 1: beside it, or here now
             if progress:
                 progress(0.9, "Other nulls")
-            nulls = early.result()
-        elif nulls is None:
-            if progress:
-                progress(0.9, "Other nulls")
-            release_freed_memory()
-            nulls = run_other_nulls(harness.measure if harness is not None else None)
+            if early is not None:
+                nulls = early.result()
+            else:
+                release_freed_memory()
+                nulls = run_other_nulls(harness.measure if harness is not None else None)
     finally:
         worker.shutdown(wait=True, cancel_futures=True)
     assert nulls is not None
